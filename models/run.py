@@ -1,0 +1,101 @@
+"""Runs and their points. Units: seconds and tokens; throughputs are system totals (tokens/s over
+all GPUs of the deployment), per-GPU figures are derived in queries."""
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from models.catalog import SLUG_PATTERN
+from models.vocab import Provenance
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+PositiveSeconds = Field(default=None, gt=0)
+
+
+class Deployment(_Strict):
+    tp: int | None = Field(default=None, gt=0)
+    ep: int | None = Field(default=None, gt=0)
+    dp_attention: bool | None = None
+    disaggregated: bool = False
+    gpus_prefill: int | None = Field(default=None, gt=0)
+    gpus_decode: int | None = Field(default=None, gt=0)
+    gpus_total: int = Field(gt=0)
+    mtp: bool | None = None
+
+    @model_validator(mode="after")
+    def _gpu_counts_add_up(self) -> "Deployment":
+        if self.gpus_prefill is not None and self.gpus_decode is not None:
+            if self.gpus_prefill + self.gpus_decode != self.gpus_total:
+                raise ValueError(
+                    f"gpus_prefill ({self.gpus_prefill}) + gpus_decode ({self.gpus_decode}) "
+                    f"must equal gpus_total ({self.gpus_total})")
+        return self
+
+    def describe(self) -> str:
+        """Short human label, e.g. `disagg 8P+8D` or `TP8 EP8 DPA`."""
+        parts: list[str] = []
+        if self.disaggregated or (self.gpus_prefill and self.gpus_decode):
+            parts.append(f"disagg {self.gpus_prefill or '?'}P+{self.gpus_decode or '?'}D")
+        if self.tp:
+            parts.append(f"TP{self.tp}")
+        if self.ep:
+            parts.append(f"EP{self.ep}")
+        if self.dp_attention:
+            parts.append("DPA")
+        if self.mtp:
+            parts.append("MTP")
+        parts.append(f"{self.gpus_total} GPUs")
+        return " ".join(parts)
+
+
+class Point(_Strict):
+    """One load level. A percentile the source did not report stays None."""
+    concurrency: float | None = Field(default=None, gt=0)
+    request_rate: float | None = Field(default=None, gt=0)
+    tpot_p50_s: float | None = PositiveSeconds
+    tpot_p90_s: float | None = PositiveSeconds
+    tpot_p99_s: float | None = PositiveSeconds
+    ttft_p50_s: float | None = Field(default=None, ge=0)
+    ttft_p90_s: float | None = Field(default=None, ge=0)
+    ttft_p99_s: float | None = Field(default=None, ge=0)
+    e2e_p50_s: float | None = Field(default=None, ge=0)
+    e2e_p90_s: float | None = Field(default=None, ge=0)
+    e2e_p99_s: float | None = Field(default=None, ge=0)
+    throughput_total_tok_s: float | None = Field(default=None, ge=0)
+    throughput_output_tok_s: float | None = Field(default=None, ge=0)
+    throughput_input_tok_s: float | None = Field(default=None, ge=0)
+    requests_completed: int | None = Field(default=None, ge=0)
+    requests_failed: int | None = Field(default=None, ge=0)
+    note: str = ""
+
+
+class Run(_Strict):
+    hardware: str = Field(pattern=SLUG_PATTERN)
+    model: str = Field(pattern=SLUG_PATTERN)
+    framework: str = ""
+    framework_version: str = ""
+    precision: str = ""
+    workload: str = Field(pattern=SLUG_PATTERN)
+    isl: int | None = Field(default=None, gt=0)
+    osl: int | None = Field(default=None, gt=0)
+    prefix_hit_rate: float | None = Field(default=None, ge=0, le=1)
+    deployment: Deployment
+    provenance: Provenance
+    source: str = Field(min_length=1)
+    source_url: str = ""
+    date: dt.date | None = None
+    label: str = ""
+    notes: str = ""
+    points: tuple[Point, ...] = Field(min_length=1)
+
+    def content_hash(self) -> str:
+        """Stable id: the same run imported twice gets the same id, so a re-import changes nothing."""
+        canonical = json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(canonical.encode()).hexdigest()[:16]

@@ -1,0 +1,1 @@
+"""opx: the operating-point explorer. Behaviour only; never imports Streamlit."""

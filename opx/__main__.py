@@ -1,0 +1,5 @@
+import sys
+
+from opx.cli import main
+
+sys.exit(main())

@@ -1,0 +1,121 @@
+"""Parameterized view queries. Filtering, frontier flags and down-sampling happen in DuckDB, so the
+page receives at most a few thousand rows however many points are stored. Column names come only
+from the metric registry (never from user text); every value is a bound parameter."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import duckdb
+import pandas as pd
+
+from opx import metrics
+from opx.frontier import frontier_flag_sql
+
+MAX_OTHER_POINTS = 3000
+
+
+@dataclass(frozen=True)
+class Filters:
+    model: str
+    workload: str
+    hardware: tuple[str, ...]
+    pct: str
+    y: str
+    sources: tuple[str, ...] = ()
+
+    def params(self) -> dict:
+        return {"model": self.model, "workload": self.workload, "hw": list(self.hardware),
+                "sources": list(self.sources)}
+
+
+RUN_FIELDS = ("r.id AS run_id, r.hardware, r.framework, r.framework_version, r.precision, r.tp, "
+              "r.ep, r.dp_attention, r.disaggregated, r.gpus_prefill, r.gpus_decode, r.gpus_total, "
+              "r.mtp, r.provenance, r.source, r.source_url, r.date, r.label, r.notes")
+
+
+def _base_cte(f: Filters) -> str:
+    x_col = metrics.interactivity(f.pct).column
+    y_col = metrics.y_metric(f.y).column
+    return f"""
+    base AS (
+        SELECT {RUN_FIELDS}, m.seq, m.concurrency, m.request_rate,
+               m.{x_col} AS x, m.{y_col} AS y,
+               (m.tpot_p50_s IS NULL AND m.tpot_p90_s IS NULL AND m.tpot_p99_s IS NULL)
+                   AS interactivity_unstated,
+               m.note AS point_note
+        FROM point_metrics m JOIN runs r ON r.id = m.run_id
+        WHERE r.model = $model AND r.workload = $workload
+          AND list_contains($hw, r.hardware)
+          AND (len($sources) = 0 OR list_contains($sources, r.provenance))
+    )"""
+
+
+def chart_points(con: duckdb.DuckDBPyConnection, f: Filters, run_curves: bool = False,
+                 other_points: bool = False, max_other: int = MAX_OTHER_POINTS) -> pd.DataFrame:
+    """Points that have both coordinates, with `on_envelope` (frontier of the hardware) and
+    `on_run_frontier`; non-frontier points only when asked, sampled down to `max_other`."""
+    if not f.hardware:
+        return pd.DataFrame()
+    sql = f"""
+    WITH {_base_cte(f)},
+    flagged AS (
+        SELECT *, {frontier_flag_sql('hardware')} AS on_envelope,
+                  {frontier_flag_sql('run_id', tiebreak='seq')} AS on_run_frontier
+        FROM base WHERE x IS NOT NULL AND y IS NOT NULL
+    ),
+    kept AS (
+        SELECT * FROM flagged WHERE on_envelope OR ($run_curves AND on_run_frontier)
+    ),
+    others AS (
+        SELECT * FROM flagged
+        WHERE $other_points AND NOT on_envelope AND NOT ($run_curves AND on_run_frontier)
+        ORDER BY hash(run_id, seq) LIMIT $max_other
+    )
+    SELECT * FROM kept UNION ALL SELECT * FROM others
+    ORDER BY hardware, x
+    """
+    params = f.params() | {"run_curves": run_curves, "other_points": other_points,
+                           "max_other": int(max_other)}
+    return con.execute(sql, params).df()
+
+
+def reference_marks(con: duckdb.DuckDBPyConnection, f: Filters) -> pd.DataFrame:
+    """Throughput figures published without any interactivity (e.g. a peak): drawn as horizontal
+    reference marks, never placed at an invented x."""
+    if not f.hardware:
+        return pd.DataFrame()
+    sql = f"WITH {_base_cte(f)} SELECT * FROM base WHERE y IS NOT NULL AND interactivity_unstated " \
+          "ORDER BY hardware, y DESC"
+    return con.execute(sql, f.params()).df()
+
+
+def peaks(con: duckdb.DuckDBPyConnection, f: Filters) -> pd.DataFrame:
+    """Per hardware: the highest throughput of any point under the filters (with or without a
+    stated interactivity), and the run it comes from."""
+    if not f.hardware:
+        return pd.DataFrame()
+    sql = f"""
+    WITH {_base_cte(f)}
+    SELECT hardware, max(y) AS peak,
+           arg_max(provenance, y) AS provenance, arg_max(source, y) AS source,
+           arg_max(source_url, y) AS source_url, arg_max(run_id, y) AS run_id,
+           arg_max(x, y) AS x_at_peak, arg_max(interactivity_unstated, y) AS interactivity_unstated
+    FROM base WHERE y IS NOT NULL GROUP BY hardware ORDER BY hardware
+    """
+    return con.execute(sql, f.params()).df()
+
+
+def coverage(con: duckdb.DuckDBPyConnection, f: Filters) -> pd.DataFrame:
+    """Per hardware: runs and points under the filters, and how many points lack the chosen
+    percentile or y metric (so the page can say why they are not drawn)."""
+    if not f.hardware:
+        return pd.DataFrame()
+    sql = f"""
+    WITH {_base_cte(f)}
+    SELECT hardware, count(DISTINCT run_id) AS runs, count(*) AS points,
+           count(*) FILTER (WHERE x IS NOT NULL AND y IS NOT NULL) AS drawable,
+           count(*) FILTER (WHERE x IS NULL AND NOT interactivity_unstated) AS missing_pct,
+           count(*) FILTER (WHERE y IS NULL) AS missing_y
+    FROM base GROUP BY hardware ORDER BY hardware
+    """
+    return con.execute(sql, f.params()).df()
