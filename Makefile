@@ -1,0 +1,36 @@
+PYTHON ?= python3.11
+VENV := .venv
+PY := $(VENV)/bin/python
+DB ?= $(or $(OPX_DB),data/opx.duckdb)
+PORT ?= 8501
+
+.PHONY: run test test-unit test-e2e db clean
+
+$(VENV)/.app-installed: requirements.txt
+	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "error: $(PYTHON) not found; set PYTHON=/path/to/python3.11"; exit 1; }
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt
+	touch $@
+
+$(VENV)/.dev-installed: $(VENV)/.app-installed requirements-dev.txt
+	$(PY) -m pip install --quiet -r requirements-dev.txt
+	touch $@
+
+$(DB): | $(VENV)/.app-installed
+	$(PY) -m opx db init --db $(DB)
+
+db: $(VENV)/.app-installed
+	$(PY) -m opx db init --db $(DB)
+
+run: $(VENV)/.app-installed $(DB)
+	OPX_DB=$(DB) $(PY) -m streamlit run app.py --server.port $(PORT) --browser.gatherUsageStats false
+
+test: $(VENV)/.dev-installed
+	$(PY) -m pytest
+
+test-unit: $(VENV)/.dev-installed
+	$(PY) -m pytest tests/unit tests/app
+
+clean:
+	rm -rf $(VENV) $(DB) $(DB).wal .pytest_cache

@@ -1,0 +1,12 @@
+"""opx entry point: page registry and the shared sidebar, nothing else."""
+import streamlit as st
+
+st.set_page_config(page_title="opx: operating-point explorer", page_icon="📈", layout="wide")
+
+pages = [
+    st.Page("pages/explorer.py", title="Explorer", icon="📈", default=True),
+]
+page = st.navigation(pages)
+st.sidebar.caption("opx · throughput per GPU against tokens/s per user, with the provenance of "
+                   "every figure.")
+page.run()

@@ -1,0 +1,92 @@
+"""Explorer (`/`): throughput per GPU against interactivity, per hardware envelope."""
+import streamlit as st
+
+from models import PERCENTILES, PROVENANCES, Y_METRICS
+from models.view import TARGET_MAX, TARGET_MIN, format_number
+from opx import metrics
+from opx.charts import explorer_chart
+from opx.errors import OpxError
+from ui import data, urlstate
+from ui.text import escape_md
+
+catalog = data.catalog()
+notices = urlstate.seed_from_url(catalog)
+
+st.title("Operating-point explorer")
+for notice in notices:
+    st.warning(escape_md(notice), icon="⚠️")
+
+with st.sidebar:
+    st.header("View")
+    st.selectbox("Model", list(catalog.models), key="model", format_func=catalog.model_name)
+    st.selectbox("Workload", list(catalog.workloads), key="workload",
+                 format_func=catalog.workload_name)
+    st.multiselect("Hardware", list(catalog.hardware), key="hw",
+                   format_func=catalog.hardware_name, on_change=urlstate.keep_baseline_valid)
+    urlstate.keep_baseline_valid()
+    st.selectbox("Baseline for multiples", st.session_state["hw"] or [None], key="baseline",
+                 format_func=lambda h: catalog.hardware_name(h) if h else "–")
+    st.radio("Interactivity percentile", PERCENTILES, key="pct", horizontal=True,
+             format_func=str.upper)
+    st.selectbox("Y metric", Y_METRICS, key="y", format_func=lambda k: metrics.y_metric(k).title)
+    st.radio("X scale", ("log", "linear"), key="xscale", horizontal=True)
+    st.multiselect("Provenance shown (all when empty)", PROVENANCES, key="source")
+    st.checkbox("Show every run's own curve", key="runs")
+    st.checkbox("Show non-frontier points", key="points")
+
+left, right = st.columns([3, 1])
+with left:
+    st.slider("Target interactivity (tok/s/user)", 1.0, urlstate.TARGET_SLIDER_MAX, step=1.0,
+              key="target_slider", on_change=urlstate.sync_target_from_slider)
+with right:
+    st.number_input("Typed target (tok/s/user)", TARGET_MIN, TARGET_MAX, step=1.0, key="target",
+                    on_change=urlstate.sync_slider_from_target)
+
+state = urlstate.state_from_widgets()
+urlstate.write_url(state, keep=("a", "b"))
+
+try:
+    view = data.explorer_view(state)
+except OpxError as exc:
+    st.error(f"error: {escape_md(exc)}")
+    st.stop()
+
+y = metrics.y_metric(state.y)
+target_text = f"{format_number(state.target)} tok/s/user ({state.pct.upper()})"
+base = next((s for s in view.summaries if s.hardware == view.baseline), None)
+
+# The two multiples are shown apart, each with what it means, so they cannot be confused.
+others = [s for s in view.summaries if s.hardware != view.baseline]
+if base and others:
+    col_t, col_p = st.columns(2)
+    with col_t:
+        st.subheader(f"Multiple at the target, {target_text}")
+        for s in others:
+            st.metric(f"{s.name} ÷ {base.name}", s.multiple_at_target.text)
+            if s.at_target.status == "ok" and base.at_target.status == "ok":
+                st.caption(escape_md(
+                    f"{metrics.format_value(s.at_target.value)} vs "
+                    f"{metrics.format_value(base.at_target.value)} {y.unit}; provenance: "
+                    f"{s.target_provenance} vs {base.target_provenance}"))
+    with col_p:
+        st.subheader("Multiple at peak throughput (any interactivity)")
+        for s in others:
+            st.metric(f"{s.name} ÷ {base.name}", s.multiple_at_peak.text)
+            if s.peak is not None and base.peak is not None:
+                st.caption(escape_md(
+                    f"{metrics.format_value(s.peak)} vs {metrics.format_value(base.peak)} "
+                    f"{y.unit}; provenance: {s.peak_provenance} vs {base.peak_provenance}"))
+
+if not state.hw:
+    st.info("Choose at least one hardware in the sidebar.")
+else:
+    st.altair_chart(explorer_chart(view, catalog), key="explorer_chart")
+    st.caption("Lines: each hardware's envelope (frontier over all its runs under the filters), "
+               "interpolated monotonically between points and never extrapolated. Marker shape: "
+               "provenance. Dashed horizontal lines: throughput figures published without an "
+               "interactivity. Circles on the target line: each hardware's value at the target.")
+
+st.subheader(f"At {target_text}")
+st.dataframe(view.table(), hide_index=True, key="explorer_table")
+for note in view.notes:
+    st.caption(escape_md(note))

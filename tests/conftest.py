@@ -1,0 +1,28 @@
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from opx import store  # noqa: E402
+from opx.builtin import builtin_runs  # noqa: E402
+from opx.catalog import load_catalog  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def catalog():
+    return load_catalog()
+
+
+@pytest.fixture(scope="session")
+def seed_db(tmp_path_factory) -> Path:
+    """A database built from the built-in data, as `python -m opx db init` builds it."""
+    path = tmp_path_factory.mktemp("db") / "opx.duckdb"
+    with store.writing(path) as con:
+        store.write_runs(con, builtin_runs())
+    return path

@@ -1,0 +1,83 @@
+"""Keep a page's widgets and the address bar in step, through `models.ViewState`.
+
+The URL is parsed with `ViewState.from_query` (validated, with a notice per dropped value) whenever
+it differs from what this session last wrote: a fresh link, a reload or the browser's Back button.
+The parsed state seeds the widgets' session-state keys, which are the URL parameter names. After
+the widgets run, the state they hold is written back to the URL with defaults left out.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import streamlit as st
+
+from models import Catalog, ViewState
+
+_LAST_URL = "_opx_last_url"
+_NOTICES = "_opx_notices"
+TARGET_SLIDER_MAX = 2500.0
+
+
+def _current_query() -> dict[str, list[str]]:
+    return {k: st.query_params.get_all(k) for k in st.query_params.keys()}
+
+
+def _canonical(query: dict[str, list[str]]) -> tuple:
+    return tuple(sorted((k, tuple(v)) for k, v in query.items()))
+
+
+def seed_from_url(catalog: Catalog) -> list[str]:
+    """Seed widget keys from the URL when the URL changed from outside; return its notices."""
+    query = _current_query()
+    if st.session_state.get(_LAST_URL) == _canonical(query):
+        return []
+    state, notices = ViewState.from_query(query, catalog)
+    ss = st.session_state
+    ss["model"], ss["workload"] = state.model, state.workload
+    ss["hw"] = list(state.hw)
+    ss["pct"], ss["y"], ss["xscale"] = state.pct, state.y, state.xscale
+    ss["target"] = state.target
+    ss["target_slider"] = min(max(state.target, 1.0), TARGET_SLIDER_MAX)
+    ss["baseline"] = state.effective_baseline()
+    ss["source"] = list(state.source)
+    ss["runs"], ss["points"] = state.runs, state.points
+    ss[_NOTICES] = notices
+    return notices
+
+
+def state_from_widgets() -> ViewState:
+    ss = st.session_state
+    hw = tuple(ss.get("hw", ()))
+    return ViewState(model=ss["model"], workload=ss["workload"], hw=hw, pct=ss["pct"], y=ss["y"],
+                     target=float(ss["target"]), source=tuple(ss.get("source", ())),
+                     baseline=ss.get("baseline"), xscale=ss["xscale"],
+                     runs=bool(ss["runs"]), points=bool(ss["points"]))
+
+
+def write_url(state: ViewState, keep: Iterable[str] = ()) -> None:
+    """Put the state in the address bar (defaults left out) if it is not there already."""
+    query = state.to_query()
+    current = _current_query()
+    for key in keep:
+        if key in current:
+            query[key] = current[key]
+    if _canonical(query) != _canonical(current):
+        st.query_params.from_dict(query)
+    st.session_state[_LAST_URL] = _canonical(query)
+
+
+def sync_target_from_slider() -> None:
+    st.session_state["target"] = float(st.session_state["target_slider"])
+
+
+def sync_slider_from_target() -> None:
+    st.session_state["target_slider"] = min(max(float(st.session_state["target"]), 1.0),
+                                            TARGET_SLIDER_MAX)
+
+
+def keep_baseline_valid() -> None:
+    """If the baseline hardware was removed from the selection, fall back to the default rule."""
+    ss = st.session_state
+    hw = tuple(ss.get("hw", ()))
+    if ss.get("baseline") not in hw:
+        ss["baseline"] = ViewState(hw=hw).effective_baseline()
