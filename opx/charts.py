@@ -45,7 +45,7 @@ def explorer_chart(view: ExplorerView, catalog: Catalog) -> alt.LayerChart:
     y_metric = metrics.y_metric(state.y)
     hw_names = [catalog.hardware_name(h) for h in state.hw]
     color = alt.Color("hardware_name:N", title="Hardware",
-                      scale=alt.Scale(domain=hw_names or ["–"]),
+                      scale=alt.Scale(domain=hw_names or ["–"], scheme="tableau10"),
                       legend=alt.Legend(orient="right"))
     shape = alt.Shape("provenance:N", title="Provenance",
                       scale=alt.Scale(domain=list(PROVENANCE_SHAPES),
@@ -129,7 +129,7 @@ def explorer_chart(view: ExplorerView, catalog: Catalog) -> alt.LayerChart:
 def _provenance_summary(view: ExplorerView) -> str:
     parts = []
     for s in view.summaries:
-        provs = sorted({p for p in (s.target_provenance, s.peak_provenance) if p})
+        provs = sorted({p.split(" (")[0] for p in (s.target_provenance, s.peak_provenance) if p})
         if provs:
             parts.append(f"{s.name}: {', '.join(provs)}")
     return "; ".join(parts) if parts else "no data under these filters"

@@ -42,6 +42,15 @@ class ExplorerView:
     summaries: list[HardwareSummary]
     notes: list[str] = field(default_factory=list)
 
+    def provenance_table(self) -> pd.DataFrame:
+        """One row per figure drawn: where it comes from and what its source says about it."""
+        cols = {"hardware_name": "Hardware", "label": "Run", "provenance": "Provenance",
+                "point_note": "Note", "source_text": "Source"}
+        frames = [df[list(cols)] for df in (self.points, self.references) if not df.empty]
+        if not frames:
+            return pd.DataFrame(columns=list(cols.values()))
+        return pd.concat(frames).drop_duplicates().rename(columns=cols).reset_index(drop=True)
+
     def table(self) -> pd.DataFrame:
         """The per-hardware table under the chart, as shown (text cells, numbers kept beside)."""
         y = metrics.y_metric(self.state.y)

@@ -11,7 +11,8 @@ import pandas as pd
 from opx import metrics
 from opx.frontier import frontier_flag_sql
 
-MAX_OTHER_POINTS = 3000
+MAX_OTHER_POINTS = 2000     # sampled non-frontier points
+MAX_RUN_CURVE_POINTS = 2500  # points of run curves, thinned evenly when there are more
 
 
 @dataclass(frozen=True)
@@ -51,9 +52,11 @@ def _base_cte(f: Filters) -> str:
 
 
 def chart_points(con: duckdb.DuckDBPyConnection, f: Filters, run_curves: bool = False,
-                 other_points: bool = False, max_other: int = MAX_OTHER_POINTS) -> pd.DataFrame:
+                 other_points: bool = False, max_other: int = MAX_OTHER_POINTS,
+                 max_run: int = MAX_RUN_CURVE_POINTS) -> pd.DataFrame:
     """Points that have both coordinates, with `on_envelope` (frontier of the hardware) and
-    `on_run_frontier`; non-frontier points only when asked, sampled down to `max_other`."""
+    `on_run_frontier`. Run curves are thinned evenly to about `max_run` points and non-frontier
+    points sampled down to `max_other`, so the browser gets a few thousand marks at most."""
     if not f.hardware:
         return pd.DataFrame()
     sql = f"""
@@ -63,9 +66,15 @@ def chart_points(con: duckdb.DuckDBPyConnection, f: Filters, run_curves: bool = 
                   {frontier_flag_sql('run_id', tiebreak='seq')} AS on_run_frontier
         FROM base WHERE x IS NOT NULL AND y IS NOT NULL
     ),
-    kept AS (
-        SELECT * FROM flagged WHERE on_envelope OR ($run_curves AND on_run_frontier)
+    envelope AS (SELECT * FROM flagged WHERE on_envelope),
+    run_curves AS (
+        SELECT * EXCLUDE (rn, rcnt, total) FROM (
+            SELECT *, row_number() OVER (PARTITION BY run_id ORDER BY x) AS rn,
+                   count(*) OVER (PARTITION BY run_id) AS rcnt, count(*) OVER () AS total
+            FROM flagged WHERE $run_curves AND on_run_frontier AND NOT on_envelope)
+        WHERE total <= $max_run OR (rn - 1) % ceil(total / $max_run) = 0
     ),
+    kept AS (SELECT * FROM envelope UNION ALL SELECT * FROM run_curves),
     others AS (
         SELECT * FROM flagged
         WHERE $other_points AND NOT on_envelope AND NOT ($run_curves AND on_run_frontier)
@@ -75,7 +84,7 @@ def chart_points(con: duckdb.DuckDBPyConnection, f: Filters, run_curves: bool = 
     ORDER BY hardware, x
     """
     params = f.params() | {"run_curves": run_curves, "other_points": other_points,
-                           "max_other": int(max_other)}
+                           "max_other": int(max_other), "max_run": int(max_run)}
     return con.execute(sql, params).df()
 
 

@@ -80,7 +80,7 @@ if base and others:
 if not state.hw:
     st.info("Choose at least one hardware in the sidebar.")
 else:
-    st.altair_chart(explorer_chart(view, catalog), key="explorer_chart")
+    st.altair_chart(explorer_chart(view, catalog), key="explorer_chart", theme=None)
     st.caption("Lines: each hardware's envelope (frontier over all its runs under the filters), "
                "interpolated monotonically between points and never extrapolated. Marker shape: "
                "provenance. Dashed horizontal lines: throughput figures published without an "
@@ -90,3 +90,8 @@ st.subheader(f"At {target_text}")
 st.dataframe(view.table(), hide_index=True, key="explorer_table")
 for note in view.notes:
     st.caption(escape_md(note))
+
+provenance = view.provenance_table()
+if not provenance.empty:
+    with st.expander("Sources and notes of the figures shown", expanded=False):
+        st.dataframe(provenance, hide_index=True, key="explorer_sources")

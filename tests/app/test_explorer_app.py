@@ -1,0 +1,96 @@
+"""The Explorer through Streamlit's AppTest: figures in the rendered table, URL parameters in and out."""
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.conftest import ROOT
+
+
+@pytest.fixture
+def app(seed_db, monkeypatch):
+    monkeypatch.setenv("OPX_DB", str(seed_db))
+
+    def make(**params):
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+        for k, v in params.items():
+            at.query_params[k] = v
+        return at.run()
+    return make
+
+
+def _table(at):
+    return at.dataframe[0].value
+
+
+def test_default_view_is_the_seed_case(app):
+    at = app()
+    assert not at.exception
+    assert at.selectbox(key="model").value == "deepseek-v4.1-flash"
+    assert at.selectbox(key="workload").value == "agentx"
+    assert at.multiselect(key="hw").value == ["vr-nvl72", "gb300-nvl72"]
+    assert at.radio(key="pct").value == "p90" and at.number_input(key="target").value == 387
+    table = _table(at).set_index("Hardware")
+    target_col = next(c for c in table.columns if c.startswith("At 387"))
+    assert table.loc["Vera Rubin NVL72", target_col] == "1.7M"
+    assert table.loc["GB300 NVL72", target_col] == "29.3k"
+    assert table.loc["Vera Rubin NVL72", "× GB300 NVL72 at target"] == "58×"
+    assert table.loc["Vera Rubin NVL72", "× GB300 NVL72 at peak"] == "2.7×"
+    assert table.loc["Vera Rubin NVL72", "Provenance at target"] == "preview"
+    assert table.loc["GB300 NVL72", "Provenance at target"] == "derived"
+    assert "vLLM (Inferact)" in table.loc["GB300 NVL72", "Source"]
+    metrics = {m.value for m in at.metric}
+    assert metrics == {"58×", "2.7×"}
+    subheaders = " ".join(s.value for s in at.subheader)
+    assert "Multiple at the target" in subheaders and "Multiple at peak" in subheaders
+    assert len(at.get("vega_lite_chart") or at.get("arrow_vega_lite_chart")) == 1
+    assert dict(at.query_params) == {}     # defaults stay out of the URL
+
+
+def test_query_parameters_set_the_view(app):
+    at = app(model="deepseek-r1", workload="1k1k", hw=["gb200-nvl72", "gb300-nvl72"], pct="p50",
+             target="50", baseline="gb200-nvl72", xscale="linear")
+    assert not at.exception
+    assert at.multiselect(key="hw").value == ["gb200-nvl72", "gb300-nvl72"]
+    assert at.selectbox(key="baseline").value == "gb200-nvl72"
+    assert at.slider(key="target_slider").value == 50
+    table = _table(at).set_index("Hardware")
+    at_col = next(c for c in table.columns if c.startswith("At 50"))
+    # GB200 frontier: (43.3, 12660) and (91.0, 7698), PCHIP between them
+    value = table.loc["GB200 NVL72", at_col]
+    assert value.endswith("k") and 7.698 < float(value[:-1]) < 12.66
+    assert table.loc["GB300 NVL72", at_col] == "not reachable"
+    assert "cannot reach 50" in table.loc["GB300 NVL72", "× GB200 NVL72 at target"]
+
+
+def test_invalid_parameters_show_notices_and_fall_back(app):
+    at = app(model="<script>alert(1)</script>", pct="p42", target="-3", hw=["h200", "nope"],
+             y="watts", extra="1")
+    assert not at.exception
+    warnings = " ".join(w.value for w in at.warning)
+    for word in ("script", "p42", "-3", "nope", "watts", "extra"):
+        assert word in warnings
+    assert at.selectbox(key="model").value == "deepseek-v4.1-flash"
+    assert at.multiselect(key="hw").value == ["h200"]
+    assert at.query_params.get("pct") is None      # dropped from the URL
+
+
+def test_controls_write_the_url(app):
+    at = app()
+    at.number_input(key="target").set_value(500).run()
+    assert at.slider(key="target_slider").value == 500
+    assert at.query_params["target"] == ["500"] or at.query_params["target"] == "500"
+    table = _table(at).set_index("Hardware")
+    assert table.loc["Vera Rubin NVL72", "× GB300 NVL72 at target"] == \
+        "GB300 NVL72 cannot reach 500 tok/s/user"
+    at.radio(key="pct").set_value("p50").run()
+    assert not at.exception
+    assert "p50" in str(at.query_params["pct"])
+
+
+def test_removing_the_baseline_falls_back(app):
+    at = app()
+    at.multiselect(key="hw").set_value(["vr-nvl72", "b200"]).run()
+    assert not at.exception
+    assert at.selectbox(key="baseline").value == "vr-nvl72"
+    at.multiselect(key="hw").set_value([]).run()
+    assert not at.exception
+    assert any("at least one hardware" in i.value for i in at.info)

@@ -1,0 +1,70 @@
+"""The seed case computed from DuckDB rows, and the marks cap."""
+import pytest
+
+from models import Deployment, Point, Run, ViewState
+from opx import queries, store
+from opx.explorer import explore
+
+
+def test_seed_case_figures(seed_db, catalog):
+    view = explore(seed_db, ViewState(), catalog)
+    by_hw = {s.hardware: s for s in view.summaries}
+    vr, gb = by_hw["vr-nvl72"], by_hw["gb300-nvl72"]
+    assert view.baseline == "gb300-nvl72"
+    assert vr.at_target.value == pytest.approx(1.7e6)
+    assert gb.at_target.value == pytest.approx(29_310)
+    assert vr.multiple_at_target.value == pytest.approx(58.0, rel=1e-3)
+    assert vr.multiple_at_peak.value == pytest.approx(2.7, rel=1e-3)
+    assert vr.target_provenance == "preview" and gb.target_provenance == "derived"
+    assert "interactivity not stated" in vr.peak_provenance
+    assert "vLLM (Inferact)" in vr.target_source
+    # peak figures have no interactivity: reference marks, never points
+    assert sorted(view.references.y) == pytest.approx([933_333, 2_520_000])
+    assert view.points.x.notna().all()
+
+
+def test_target_outside_the_data_is_not_reachable(seed_db, catalog):
+    view = explore(seed_db, ViewState(target=500), catalog)
+    vr = next(s for s in view.summaries if s.hardware == "vr-nvl72")
+    assert vr.at_target.text == "not reachable"
+    assert vr.multiple_at_target.value is None
+    assert "cannot reach 500" in vr.multiple_at_target.text
+    table = view.table()
+    assert "not reachable" in table.iloc[0].tolist()
+
+
+def test_other_percentile_is_never_guessed(seed_db, catalog):
+    view = explore(seed_db, ViewState(pct="p50"), catalog)
+    assert view.points.empty
+    assert any("no P50 interactivity" in n and "never guessed" in n for n in view.notes)
+    assert all(s.at_target.status == "no_data" for s in view.summaries)
+    # the peaks still stand: they do not depend on a percentile
+    assert view.summaries[0].peak == pytest.approx(2.52e6)
+
+
+def test_provenance_filter(seed_db, catalog):
+    view = explore(seed_db, ViewState(source=("preview",)), catalog)
+    gb = next(s for s in view.summaries if s.hardware == "gb300-nvl72")
+    assert gb.at_target.status == "no_data" and gb.peak is None
+
+
+def test_marks_sent_to_the_browser_are_capped(tmp_path, catalog):
+    db = tmp_path / "big.duckdb"
+    runs = [Run(hardware="h200", model="deepseek-r1", workload="1k1k", provenance="measured",
+                source=f"synthetic {i}", deployment=Deployment(gpus_total=8),
+                points=tuple(Point(concurrency=c + 1, tpot_p50_s=0.005 * (c + 1) * (1 + i / 50),
+                                   throughput_total_tok_s=800.0 * (c + 1) / (1 + i / 50))
+                             for c in range(50)))
+            for i in range(200)]
+    with store.writing(db) as con:
+        store.write_runs(con, runs)
+    state = ViewState(model="deepseek-r1", workload="1k1k", hw=("h200",), pct="p50",
+                      runs=True, points=True)
+    with store.reading(db) as con:
+        f = queries.Filters("deepseek-r1", "1k1k", ("h200",), "p50", "total")
+        capped = queries.chart_points(con, f, other_points=True, max_other=500)
+    assert len(capped) <= 500 + capped.on_envelope.sum()
+    view = explore(db, state, catalog)
+    assert len(view.points) <= 5000
+    env = view.points[view.points.on_envelope]
+    assert len(env) == 50   # the fastest run is the envelope everywhere
