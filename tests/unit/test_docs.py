@@ -1,0 +1,37 @@
+"""A documented option that is missing from the docs fails the build (Datasette's test_docs)."""
+import re
+
+import pytest
+
+from models.view import EXTRA_KNOWN_PARAMS, QUERY_FIELDS
+from opx import metrics
+from opx.cli import build_parser
+from tests.conftest import ROOT
+
+
+def _doc(name):
+    return (ROOT / "docs" / name).read_text()
+
+
+@pytest.mark.parametrize("param", QUERY_FIELDS + EXTRA_KNOWN_PARAMS)
+def test_every_url_parameter_is_documented(param):
+    assert re.search(rf"\| `{re.escape(param)}` \|", _doc("url-params.md")), param
+
+
+@pytest.mark.parametrize("key", list(metrics.Y_METRICS) + [f"interactivity_{p}"
+                                                           for p in ("p50", "p90", "p99")])
+def test_every_metric_is_documented(key):
+    assert f"| `{key}` |" in _doc("metrics.md")
+
+
+def _commands(parser, prefix=()):
+    for action in parser._actions:
+        if getattr(action, "choices", None) and isinstance(action.choices, dict):
+            for name, sub in action.choices.items():
+                nested = list(_commands(sub, prefix + (name,)))
+                yield from nested or [prefix + (name,)]
+
+
+@pytest.mark.parametrize("command", list(_commands(build_parser())), ids=" ".join)
+def test_every_cli_command_is_in_the_readme(command):
+    assert "python -m opx " + " ".join(command) in (ROOT / "README.md").read_text()
