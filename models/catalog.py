@@ -1,9 +1,14 @@
 """Catalog entries: hardware, models (LLMs) and workloads, each spec value with its source."""
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from typing import Annotated
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 SLUG_PATTERN = r"^[a-z0-9][a-z0-9.\-]*$"
+
+# Other spellings importers may meet, compared in lower case.
+Aliases = Annotated[tuple[str, ...], AfterValidator(lambda v: tuple(a.lower() for a in v))]
 
 
 class _Strict(BaseModel):
@@ -23,7 +28,7 @@ class Hardware(_Strict):
     slug: str = Field(pattern=SLUG_PATTERN)
     name: str = Field(min_length=1)
     vendor: str
-    aliases: tuple[str, ...] = ()
+    aliases: Aliases = ()
     system_gpus: int = Field(gt=0)
     fp4_dense_pflops: SpecValue | None = None
     fp8_dense_pflops: SpecValue
@@ -35,17 +40,12 @@ class Hardware(_Strict):
     power_w_all_in: SpecValue
     usd_per_gpu_hour: SpecValue
 
-    @field_validator("aliases")
-    @classmethod
-    def _lower_aliases(cls, v: tuple[str, ...]) -> tuple[str, ...]:
-        return tuple(a.lower() for a in v)
-
 
 class LLM(_Strict):
     slug: str = Field(pattern=SLUG_PATTERN)
     name: str = Field(min_length=1)
     hf_id: str = ""
-    aliases: tuple[str, ...] = ()
+    aliases: Aliases = ()
     attention: str
     source: str = Field(min_length=1)
     assumed: bool = False
@@ -58,11 +58,6 @@ class LLM(_Strict):
     experts: int = Field(ge=0)
     top_k: int = Field(ge=0)
     mtp_layers: int = Field(ge=0)
-
-    @field_validator("aliases")
-    @classmethod
-    def _lower_aliases(cls, v: tuple[str, ...]) -> tuple[str, ...]:
-        return tuple(a.lower() for a in v)
 
 
 class Workload(_Strict):
