@@ -1,0 +1,148 @@
+"""What every format module shares: the Record it returns, the error it raises, and small parsers
+for the quirks that several tools have in common (string numbers, thousands separators, `inf`,
+bare `Infinity`, milliseconds).
+
+A format module (`opx/ingest/<name>.py`) defines:
+
+    NAME: str                      # the --format value, e.g. "vllm"
+    DESCRIPTION: str               # one line for `--help` and the unknown-format error
+    def sniff(path: Path, text: str) -> bool      # cheap structural test, never raises
+    def parse(path: Path, text: str) -> list[Record]   # raises FormatError
+
+`parse` reports what the file states and nothing more: run facts it does not hold stay out of
+`Record.run` (the CLI flags and the catalog fill them later, in `opx.ingest.core`); point values it
+does not hold stay out of `Record.point` (null in the database). Times are converted to seconds;
+throughputs are tokens/s of the whole deployment (system totals), not per GPU; a file that only
+gives per-GPU figures multiplies them back by the GPU count it states, and says so in `notes`.
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+# Run facts a file may state. Values are the file's own spellings (`gb300`, `deepseek-ai/DeepSeek-R1`);
+# the core maps them onto catalog slugs.
+RUN_KEYS = ("hardware", "model", "framework", "framework_version", "precision", "workload", "isl",
+            "osl", "prefix_hit_rate", "tp", "ep", "dp_attention", "disaggregated", "gpus_prefill",
+            "gpus_decode", "gpus_total", "mtp", "provenance", "date", "label", "notes", "meta")
+# Point values (seconds; tokens/s of the whole deployment). Means go in *_mean_s, never in a
+# percentile field.
+POINT_KEYS = ("concurrency", "request_rate", "tpot_p50_s", "tpot_p90_s", "tpot_p99_s", "ttft_p50_s",
+              "ttft_p90_s", "ttft_p99_s", "e2e_p50_s", "e2e_p90_s", "e2e_p99_s", "tpot_mean_s",
+              "ttft_mean_s", "e2e_mean_s", "throughput_total_tok_s", "throughput_output_tok_s",
+              "throughput_input_tok_s", "requests_completed", "requests_failed", "note")
+
+
+class FormatError(Exception):
+    """A problem at one place in a file: `where` is a field path (`p99_tpot_ms`) or a line."""
+
+    def __init__(self, where: str, problem: str):
+        self.where, self.problem = where, problem
+        super().__init__(f"{where}: {problem}")
+
+
+@dataclass
+class Record:
+    """One point as a file states it, plus the run facts the file states for it."""
+    run: dict[str, Any] = field(default_factory=dict)
+    point: dict[str, Any] = field(default_factory=dict)
+    where: str = ""            # where in the file this point came from, for error messages
+
+    def __post_init__(self) -> None:
+        bad = set(self.run) - set(RUN_KEYS)
+        if bad:
+            raise ValueError(f"unknown run keys {sorted(bad)}")
+        bad = set(self.point) - set(POINT_KEYS)
+        if bad:
+            raise ValueError(f"unknown point keys {sorted(bad)}")
+
+
+# -- shared parsing helpers ---------------------------------------------------------------------
+
+_BARE_INFINITY = re.compile(r"(?<![\"\w])(-?)Infinity(?![\"\w])")
+
+
+def loads_lenient(text: str, where: str = "json") -> Any:
+    """JSON that also accepts SGLang's bare `Infinity` / `NaN` tokens (Python's json does)."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise FormatError(f"line {exc.lineno}", f"not valid JSON ({exc.msg})") from None
+
+
+def loads_lines(text: str) -> list[Any]:
+    """Several JSON documents one after another (`--append-result`, JSONL): objects in order."""
+    decoder = json.JSONDecoder()
+    out, i, n = [], 0, len(text)
+    while True:
+        while i < n and text[i].isspace():
+            i += 1
+        if i >= n:
+            return out
+        try:
+            obj, i = decoder.raw_decode(text, i)
+        except json.JSONDecodeError as exc:
+            line = text.count("\n", 0, exc.pos) + 1
+            raise FormatError(f"line {line}", f"not valid JSON ({exc.msg})") from None
+        out.append(obj)
+
+
+def number(value: Any, where: str, *, allow_inf: bool = False, minimum: float | None = 0.0
+           ) -> float | None:
+    """A number from a file: accepts ints, floats, numeric strings ("1,234.5", "550"), `inf`.
+    None / "" give None. NaN, negatives (below `minimum`) and non-numbers raise FormatError."""
+    if value is None or (isinstance(value, str) and value.strip() in ("", "-", "N/A", "null")):
+        return None
+    if isinstance(value, bool):
+        raise FormatError(where, f"expected a number, got {value!r}")
+    if isinstance(value, str):
+        text = value.strip().replace(",", "")
+        try:
+            value = float(text)
+        except ValueError:
+            raise FormatError(where, f"expected a number, got {value!r}") from None
+    if not isinstance(value, (int, float)):
+        raise FormatError(where, f"expected a number, got {type(value).__name__}")
+    value = float(value)
+    if math.isnan(value):
+        raise FormatError(where, "is NaN")
+    if math.isinf(value):
+        if allow_inf and value > 0:
+            return value
+        raise FormatError(where, "is infinite")
+    if minimum is not None and value < minimum:
+        raise FormatError(where, f"is {value:g}, below {minimum:g}")
+    return value
+
+
+def ms_to_s(value: Any, where: str) -> float | None:
+    v = number(value, where)
+    return None if v is None else v / 1000.0
+
+
+def positive_or_none(value: float | None) -> float | None:
+    """Latency percentiles of 0 mean 'not measured' (e.g. every request failed)."""
+    return value if value else None
+
+
+def integer(value: Any, where: str) -> int | None:
+    v = number(value, where)
+    if v is None:
+        return None
+    if not float(v).is_integer():
+        raise FormatError(where, f"expected a whole number, got {v:g}")
+    return int(v)
+
+
+def check_percentile_order(point: dict[str, Any], where: str) -> None:
+    """p50 <= p90 <= p99 for each latency; a file that says otherwise is refused."""
+    for metric in ("tpot", "ttft", "e2e"):
+        values = [(p, point.get(f"{metric}_{p}_s")) for p in ("p50", "p90", "p99")]
+        given = [(p, v) for p, v in values if v is not None]
+        for (pa, a), (pb, b) in zip(given, given[1:]):
+            if a > b * (1 + 1e-9):
+                raise FormatError(where, f"{metric} {pa} ({a:g} s) is above {pb} ({b:g} s): "
+                                         "percentiles out of order")
