@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -68,12 +69,26 @@ class Point(_Strict):
     e2e_p50_s: float | None = Field(default=None, ge=0)
     e2e_p90_s: float | None = Field(default=None, ge=0)
     e2e_p99_s: float | None = Field(default=None, ge=0)
+    # Means are kept apart and never passed off as a percentile.
+    tpot_mean_s: float | None = PositiveSeconds
+    ttft_mean_s: float | None = Field(default=None, ge=0)
+    e2e_mean_s: float | None = Field(default=None, ge=0)
     throughput_total_tok_s: float | None = Field(default=None, ge=0)
     throughput_output_tok_s: float | None = Field(default=None, ge=0)
     throughput_input_tok_s: float | None = Field(default=None, ge=0)
     requests_completed: int | None = Field(default=None, ge=0)
     requests_failed: int | None = Field(default=None, ge=0)
     note: str = ""
+    source: str = ""          # the file (name + sha256) or URL this point came from
+
+    def point_key(self) -> str:
+        """Identity of the measurement: the same numbers from the same configuration are one
+        point, whichever file they came from."""
+        values = self.model_dump(mode="json", exclude={"source"})
+        # 10 significant digits: a value that went through per-GPU division and back, or through
+        # a CSV, is still the same measurement.
+        return _hash({k: float(f"{v:.10g}") if isinstance(v, float) else v
+                      for k, v in values.items()})
 
 
 class Run(_Strict):
@@ -93,9 +108,19 @@ class Run(_Strict):
     date: dt.date | None = None
     label: str = ""
     notes: str = ""
+    meta: dict[str, str] = Field(default_factory=dict)   # other facts (engine, image, swept params)
     points: tuple[Point, ...] = Field(min_length=1)
 
-    def content_hash(self) -> str:
-        """Stable id: the same run imported twice gets the same id, so a re-import changes nothing."""
-        canonical = json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
-        return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+    # Fields that describe where a run was seen rather than what was run: two files of one
+    # concurrency sweep differ in them and still join one run.
+    NOT_IDENTITY: ClassVar[frozenset[str]] = frozenset({"points", "source", "source_url", "date", "notes"})
+
+    def run_key(self) -> str:
+        """Stable id of the configuration: re-importing changes nothing, and points of the same
+        configuration from several files join one run."""
+        return _hash(self.model_dump(mode="json", exclude=set(self.NOT_IDENTITY)))
+
+
+def _hash(data: dict) -> str:
+    canonical = json.dumps(data, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()[:16]

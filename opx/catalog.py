@@ -1,8 +1,10 @@
-"""Load the built-in catalog (data/catalog/*.toml) into validated models."""
+"""Load the built-in catalog (data/catalog/*.toml) into validated models, and resolve spellings."""
 from __future__ import annotations
 
 import functools
+import re
 import tomllib
+from collections.abc import Iterable
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -43,3 +45,38 @@ def load_catalog(directory: Path = CATALOG_DIR) -> Catalog:
 @functools.lru_cache(maxsize=4)
 def builtin_catalog() -> Catalog:
     return load_catalog(CATALOG_DIR)
+
+
+def slugify(spelling: str, last_path_part: bool = False) -> str:
+    """A slug for a name the catalog does not know: `Qwen/Qwen3-32B` -> `qwen3-32b`."""
+    text = spelling.strip().lower()
+    if last_path_part:
+        text = text.rstrip("/").rsplit("/", 1)[-1]
+    text = re.sub(r"[^a-z0-9.]+", "-", text).strip("-.")
+    return text or "unknown"
+
+
+class Resolver:
+    """Maps spellings onto slugs: the catalog first, then slugs already present in the data
+    (imported hardware or models the catalog does not list)."""
+
+    def __init__(self, catalog: Catalog, hardware: Iterable[str] = (), models: Iterable[str] = (),
+                 workloads: Iterable[str] = ()):
+        self.catalog = catalog
+        self._extra = {"hardware": set(hardware), "models": set(models),
+                       "workloads": set(workloads)}
+
+    def _resolve(self, kind: str, found: str | None, spelling: str) -> str | None:
+        if found:
+            return found
+        s = spelling.strip().lower()
+        return s if s in self._extra[kind] else None
+
+    def resolve_hardware(self, spelling: str) -> str | None:
+        return self._resolve("hardware", self.catalog.resolve_hardware(spelling), spelling)
+
+    def resolve_model(self, spelling: str) -> str | None:
+        return self._resolve("models", self.catalog.resolve_model(spelling), spelling)
+
+    def resolve_workload(self, spelling: str) -> str | None:
+        return self._resolve("workloads", self.catalog.resolve_workload(spelling), spelling)

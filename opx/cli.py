@@ -26,14 +26,120 @@ def build_parser() -> argparse.ArgumentParser:
     init = db_sub.add_parser("init", help="apply migrations and load the built-in data")
     _db_arg(init)
 
-    runs = sub.add_parser("runs", help="list or delete stored runs")
+    ingest = sub.add_parser("ingest", help="import result files and folders (recursively)")
+    ingest.add_argument("paths", nargs="+", metavar="PATH")
+    ingest.add_argument("--format", help="force a format instead of detecting it")
+    ingest.add_argument("--hardware", help="hardware slug or spelling (overrides the file)")
+    ingest.add_argument("--model", help="model slug or spelling (overrides the file)")
+    ingest.add_argument("--framework", help="serving framework (overrides the file)")
+    ingest.add_argument("--precision", help="weight precision, e.g. fp4, fp8 (overrides the file)")
+    ingest.add_argument("--workload", help="workload slug (overrides the file)")
+    ingest.add_argument("--gpus", type=_positive_int, help="all GPUs of the deployment")
+    ingest.add_argument("--meta", action="append", default=[], metavar="KEY=VALUE",
+                        help="run facts (hardware, gpus, model, framework, precision, workload, "
+                             "tp, ep, dp, prefill_gpus, decode_gpus, label, provenance) or free "
+                             "metadata; repeatable")
+    ingest.add_argument("--dry-run", action="store_true", help="validate and write nothing")
+    _db_arg(ingest)
+
+    runs = sub.add_parser("runs", help="list, show or delete stored runs")
     runs_sub = runs.add_subparsers(dest="runs_command", required=True)
     lst = runs_sub.add_parser("list", help="one line per stored run")
     _db_arg(lst)
+    show = runs_sub.add_parser("show", help="one run and its points")
+    show.add_argument("id")
+    show.add_argument("--format", choices=("table", "json"), default="table")
+    _db_arg(show)
     delete = runs_sub.add_parser("delete", help="delete a run and its points")
     delete.add_argument("id")
     _db_arg(delete)
     return parser
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {value}")
+    return value
+
+
+def _meta(pairs: list[str]) -> dict[str, str]:
+    out = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise OpxError("--meta", pair, "expected KEY=VALUE")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def _progress(done: int, total: int, path: Path) -> None:
+    """A progress bar on stderr for many files (a line per 10% when stderr is not a terminal)."""
+    if total < 20:
+        return
+    width = 30
+    filled = int(width * done / total)
+    bar = f"[{'#' * filled}{'.' * (width - filled)}] {done}/{total} files"
+    if sys.stderr.isatty():
+        print(f"\r{bar}", end="" if done < total else "\n", file=sys.stderr, flush=True)
+    elif done == total or done % max(1, total // 10) == 0:
+        print(bar, file=sys.stderr, flush=True)
+
+
+def cmd_ingest(args) -> int:
+    from opx.catalog import load_catalog
+    from opx.importer import import_files
+    from opx.ingest.core import IngestOptions
+    options = IngestOptions(format=args.format, hardware=args.hardware, model=args.model,
+                            framework=args.framework, precision=args.precision,
+                            workload=args.workload, gpus=args.gpus, meta=_meta(args.meta))
+    path = db_path(args.db)
+    results = import_files(args.paths, options, path, load_catalog(), dry_run=args.dry_run,
+                           progress=_progress)
+    rows = []
+    for r in results:
+        outcome = (f"{r.runs_added} run(s), {r.points_added} point(s) "
+                   f"{'would be ' if args.dry_run else ''}added" if r.ok
+                   else "error: " + r.error.removeprefix(f"{r.path}: "))
+        rows.append((str(r.path), r.format or "-", outcome))
+    widths = [max(len(x[i]) for x in rows + [("file", "format", "result")]) for i in range(3)]
+    print("  ".join(h.ljust(w) for h, w in zip(("file", "format", "result"), widths)))
+    for row in rows:
+        print("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
+    for r in results:
+        for notice in r.notices:
+            print(f"note: {r.path}: {notice}")
+    failed = [r for r in results if not r.ok]
+    for r in failed:
+        print(f"error: {r.error}", file=sys.stderr)
+    good = len(results) - len(failed)
+    print(f"{good} file(s) imported{' (dry run: nothing written)' if args.dry_run else ''}, "
+          f"{len(failed)} refused; database {path}")
+    return 1 if failed else 0
+
+
+def cmd_runs_show(args) -> int:
+    import json
+    from opx import queries
+    path = db_path(args.db)
+    with store.reading(path) as con:
+        run, points = queries.run_detail(con, args.id)
+    if run is None:
+        raise OpxError(path, "id", f"no run with id `{args.id}`")
+    if args.format == "json":
+        run["meta"] = json.loads(run["meta"]) if run.get("meta") else {}
+        run["date"] = run["date"].isoformat() if run.get("date") else None
+        payload = {**run, "points": json.loads(points.to_json(orient="records"))}
+        print(json.dumps(payload, indent=2, default=str))
+    else:
+        for key, value in run.items():
+            print(f"{key:>18}: {'' if value is None else value}")
+        print()
+        print(points.dropna(axis=1, how="all").to_string(index=False))
+    return 0
 
 
 def cmd_db_init(args) -> int:
@@ -51,12 +157,13 @@ def cmd_db_init(args) -> int:
 
 def cmd_runs_list(args) -> int:
     path = db_path(args.db)
+    from opx import queries
     with store.reading(path) as con:
-        df = store.list_runs(con)
+        df = queries.runs_overview(con)
     if df.empty:
         print("no runs stored")
     else:
-        print(df.to_string(index=False))
+        print(df.drop(columns=["ingested_at"]).to_string(index=False))
     return 0
 
 
@@ -73,7 +180,9 @@ def cmd_runs_delete(args) -> int:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     handler = {("db", "init"): cmd_db_init,
+               ("ingest", None): cmd_ingest,
                ("runs", "list"): cmd_runs_list,
+               ("runs", "show"): cmd_runs_show,
                ("runs", "delete"): cmd_runs_delete}[
         (args.command, getattr(args, "db_command", None) or getattr(args, "runs_command", None))]
     try:

@@ -128,3 +128,36 @@ def coverage(con: duckdb.DuckDBPyConnection, f: Filters) -> pd.DataFrame:
     FROM base GROUP BY hardware ORDER BY hardware
     """
     return con.execute(sql, f.params()).df()
+
+
+def export_points(con: duckdb.DuckDBPyConnection, run_ids: list[str] | None = None) -> pd.DataFrame:
+    """Runs and points with the canonical column names (the opx CSV format), one row per point."""
+    from opx.ingest.opx_csv import POINT_COLUMNS, RUN_COLUMNS
+    run_cols = ", ".join(f"r.{c}" for c in RUN_COLUMNS)
+    point_cols = ", ".join(f"m.{c}" for c in POINT_COLUMNS)
+    sql = (f"SELECT {run_cols}, {point_cols} FROM runs r JOIN point_metrics m ON m.run_id = r.id "
+           "WHERE $all OR list_contains($ids, r.id) ORDER BY r.model, r.hardware, r.id, m.seq")
+    return con.execute(sql, {"all": run_ids is None, "ids": list(run_ids or [])}).df()
+
+
+def run_detail(con: duckdb.DuckDBPyConnection, run_id: str) -> tuple[dict | None, pd.DataFrame]:
+    """One run's fields and its points (canonical names), or (None, empty) when there is none."""
+    from opx.ingest.opx_csv import POINT_COLUMNS
+    cur = con.execute("SELECT * EXCLUDE (ingested_at) FROM runs WHERE id = ?", [run_id])
+    row = cur.fetchone()
+    if row is None:
+        return None, pd.DataFrame()
+    run = dict(zip([d[0] for d in cur.description], row))
+    cols = ", ".join(POINT_COLUMNS)
+    points = con.execute(f"SELECT seq, {cols}, source FROM point_metrics WHERE run_id = ? "
+                         "ORDER BY seq", [run_id]).df()
+    return run, points
+
+
+def runs_overview(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    """The Data page's table: one row per run with its provenance, source and point count."""
+    return con.execute(
+        "SELECT r.id, r.hardware, r.model, r.workload, r.framework, r.precision, r.gpus_total, "
+        "r.provenance, count(p.seq) AS points, r.date, r.label, r.source, r.ingested_at "
+        "FROM runs r LEFT JOIN points p ON p.run_id = r.id GROUP BY ALL "
+        "ORDER BY r.ingested_at DESC, r.model, r.hardware, r.id").df()

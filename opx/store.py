@@ -9,6 +9,7 @@ DuckDB 2.0 refuses a connection shared across threads.
 from __future__ import annotations
 
 import contextlib
+import json
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -35,8 +36,11 @@ SCHEMA_VERSION = max(v for v, _ in migrations())
 
 
 def _is_lock_error(exc: Exception) -> bool:
+    """Another process holds the file, or another thread of this one holds it with the other
+    access mode (read-only vs read-write): both pass, so waiting is the answer."""
     text = str(exc)
-    return "Could not set lock" in text or "Conflicting lock" in text
+    return ("Could not set lock" in text or "Conflicting lock" in text
+            or "different configuration" in text)
 
 
 def _connect(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
@@ -45,7 +49,7 @@ def _connect(path: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
     while True:
         try:
             return duckdb.connect(str(path), read_only=read_only)
-        except duckdb.IOException as exc:
+        except (duckdb.IOException, duckdb.ConnectionException) as exc:
             if not _is_lock_error(exc) or time.monotonic() > deadline:
                 raise StoreError(path, "database", f"cannot open: {exc}") from exc
             time.sleep(delay)
@@ -129,18 +133,22 @@ def data_stamp(path: Path) -> tuple[int, int]:
 RUN_COLUMNS = ("id", "hardware", "model", "framework", "framework_version", "precision", "workload",
                "isl", "osl", "prefix_hit_rate", "tp", "ep", "dp_attention", "disaggregated",
                "gpus_prefill", "gpus_decode", "gpus_total", "mtp", "provenance", "source",
-               "source_url", "date", "label", "notes")
-POINT_COLUMNS = ("run_id", "seq", "concurrency", "request_rate", "tpot_p50_s", "tpot_p90_s",
-                 "tpot_p99_s", "ttft_p50_s", "ttft_p90_s", "ttft_p99_s", "e2e_p50_s", "e2e_p90_s",
-                 "e2e_p99_s", "throughput_total_tok_s", "throughput_output_tok_s",
-                 "throughput_input_tok_s", "requests_completed", "requests_failed", "note")
+               "source_url", "date", "label", "notes", "meta")
+POINT_VALUE_COLUMNS = ("concurrency", "request_rate", "tpot_p50_s", "tpot_p90_s", "tpot_p99_s",
+                       "ttft_p50_s", "ttft_p90_s", "ttft_p99_s", "e2e_p50_s", "e2e_p90_s",
+                       "e2e_p99_s", "tpot_mean_s", "ttft_mean_s", "e2e_mean_s",
+                       "throughput_total_tok_s", "throughput_output_tok_s",
+                       "throughput_input_tok_s", "requests_completed", "requests_failed", "note",
+                       "source")
+POINT_COLUMNS = ("run_id", "seq", "point_key") + POINT_VALUE_COLUMNS
 
 
 @dataclass(frozen=True)
 class WriteResult:
-    runs_added: int
-    points_added: int
-    runs_unchanged: int
+    runs_added: int          # new configurations
+    points_added: int        # new points, in new or existing runs
+    runs_unchanged: int      # runs whose every point was already stored
+    run_ids: tuple[str, ...] = ()
 
 
 def _run_row(run: Run, run_id: str) -> dict:
@@ -153,48 +161,79 @@ def _run_row(run: Run, run_id: str) -> dict:
             "gpus_prefill": d.gpus_prefill, "gpus_decode": d.gpus_decode,
             "gpus_total": d.gpus_total, "mtp": d.mtp, "provenance": run.provenance,
             "source": run.source, "source_url": run.source_url, "date": run.date,
-            "label": run.label, "notes": run.notes}
+            "label": run.label, "notes": run.notes,
+            "meta": json.dumps(run.meta, sort_keys=True) if run.meta else None}
+
+
+def plan_write(con: duckdb.DuckDBPyConnection, runs: Iterable[Run]
+               ) -> tuple[list[dict], list[dict], WriteResult]:
+    """The rows `write_runs` would add, without writing (also serves --dry-run)."""
+    runs = list(runs)
+    ids = [r.run_key() for r in runs]
+    existing_runs = {row[0] for row in con.execute(
+        "SELECT id FROM runs WHERE list_contains(?::VARCHAR[], id)", [ids]).fetchall()}
+    known: dict[str, set[str]] = {}
+    next_seq: dict[str, int] = {}
+    for run_id, key, seq in con.execute(
+            "SELECT run_id, point_key, seq FROM points WHERE list_contains(?::VARCHAR[], run_id)",
+            [ids]).fetchall():
+        known.setdefault(run_id, set()).add(key)
+        next_seq[run_id] = max(next_seq.get(run_id, 0), seq + 1)
+    run_rows, point_rows = [], []
+    unchanged = 0
+    for run, run_id in zip(runs, ids):
+        if run_id not in existing_runs and run_id not in next_seq:
+            run_rows.append(_run_row(run, run_id))
+            next_seq[run_id] = 0
+            existing_runs.add(run_id)
+        seen = known.setdefault(run_id, set())
+        added = 0
+        for p in run.points:
+            key = p.point_key()
+            if key in seen:
+                continue
+            seen.add(key)
+            row = {"run_id": run_id, "seq": next_seq[run_id], "point_key": key}
+            row.update({c: getattr(p, c) for c in POINT_VALUE_COLUMNS})
+            if not row["source"]:
+                row["source"] = run.source
+            next_seq[run_id] += 1
+            point_rows.append(row)
+            added += 1
+        unchanged += added == 0
+    result = WriteResult(len(run_rows), len(point_rows), unchanged, tuple(dict.fromkeys(ids)))
+    return run_rows, point_rows, result
 
 
 def write_runs(con: duckdb.DuckDBPyConnection, runs: Iterable[Run]) -> WriteResult:
-    """Insert runs and their points in one transaction; a run already stored is left as it is."""
-    runs = list(runs)
-    ids = [r.content_hash() for r in runs]
-    existing = set()
-    if ids:
-        existing = {row[0] for row in con.execute(
-            "SELECT id FROM runs WHERE id IN (SELECT unnest(?::VARCHAR[]))", [ids]).fetchall()}
-    run_rows, point_rows, seen = [], [], set()
-    for run, run_id in zip(runs, ids):
-        if run_id in existing or run_id in seen:
-            continue
-        seen.add(run_id)
-        run_rows.append(_run_row(run, run_id))
-        for seq, p in enumerate(run.points):
-            row = {"run_id": run_id, "seq": seq}
-            row.update({c: getattr(p, c) for c in POINT_COLUMNS[2:]})
-            point_rows.append(row)
-    if not run_rows:
-        return WriteResult(0, 0, len(runs))
-    run_df = pd.DataFrame(run_rows, columns=list(RUN_COLUMNS))
-    point_df = pd.DataFrame(point_rows, columns=list(POINT_COLUMNS))
+    """Add runs and their points in one transaction: a configuration already stored gains only
+    the points it lacks, so a re-import changes nothing and a sweep split over files joins one run."""
     con.execute("BEGIN TRANSACTION")
     try:
-        con.register("new_runs", run_df)
-        con.register("new_points", point_df)
-        cols = ", ".join(RUN_COLUMNS)
-        con.execute(f"INSERT INTO runs ({cols}) SELECT {cols} FROM new_runs")
-        pcols = ", ".join(POINT_COLUMNS)
-        con.execute(f"INSERT INTO points ({pcols}) SELECT {pcols} FROM new_points")
-        con.execute("UPDATE data_version SET version = version + 1")
+        run_rows, point_rows, result = plan_write(con, runs)
+        if run_rows:
+            _insert(con, "runs", RUN_COLUMNS, run_rows)
+        if point_rows:
+            _insert(con, "points", POINT_COLUMNS, point_rows)
+        if run_rows or point_rows:
+            con.execute("UPDATE data_version SET version = version + 1")
         con.execute("COMMIT")
     except Exception:
         con.execute("ROLLBACK")
         raise
+    return result
+
+
+def _insert(con: duckdb.DuckDBPyConnection, table: str, columns: Sequence[str],
+            rows: list[dict]) -> None:
+    frame = pd.DataFrame(rows, columns=list(columns))
+    name = f"new_{table}"
+    con.register(name, frame)
+    try:
+        cols = ", ".join(columns)
+        con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {name}")
     finally:
-        con.unregister("new_runs")
-        con.unregister("new_points")
-    return WriteResult(len(run_rows), len(point_rows), len(runs) - len(run_rows))
+        con.unregister(name)
 
 
 # -- reading ------------------------------------------------------------------------------------
@@ -203,13 +242,6 @@ def count_runs(con: duckdb.DuckDBPyConnection) -> tuple[int, int]:
     runs = con.execute("SELECT count(*) FROM runs").fetchone()[0]
     points = con.execute("SELECT count(*) FROM points").fetchone()[0]
     return runs, points
-
-
-def list_runs(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
-    return con.execute(
-        "SELECT r.id, r.hardware, r.model, r.workload, r.framework, r.provenance, r.gpus_total, "
-        "count(p.seq) AS points, r.source FROM runs r LEFT JOIN points p ON p.run_id = r.id "
-        "GROUP BY ALL ORDER BY r.model, r.hardware, r.id").df()
 
 
 def delete_run(con: duckdb.DuckDBPyConnection, run_id: str) -> bool:

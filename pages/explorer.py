@@ -10,7 +10,7 @@ from ui import data, urlstate
 from ui.text import escape_md
 
 catalog = data.catalog()
-notices = urlstate.seed_from_url(catalog)
+notices = urlstate.seed_from_url(data.resolver())
 
 st.title("Operating-point explorer")
 for notice in notices:
@@ -18,10 +18,10 @@ for notice in notices:
 
 with st.sidebar:
     st.header("View")
-    st.selectbox("Model", list(catalog.models), key="model", format_func=catalog.model_name)
-    st.selectbox("Workload", list(catalog.workloads), key="workload",
+    st.selectbox("Model", data.options("model"), key="model", format_func=catalog.model_name)
+    st.selectbox("Workload", data.options("workload"), key="workload",
                  format_func=catalog.workload_name)
-    st.multiselect("Hardware", list(catalog.hardware), key="hw",
+    st.multiselect("Hardware", data.options("hardware"), key="hw",
                    format_func=catalog.hardware_name, on_change=urlstate.keep_baseline_valid)
     urlstate.keep_baseline_valid()
     st.selectbox("Baseline for multiples", st.session_state["hw"] or [None], key="baseline",

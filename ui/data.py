@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
 import streamlit as st
 
 from models import Catalog, ViewState
-from opx import store
-from opx.catalog import load_catalog
+from opx import queries, store
+from opx.catalog import Resolver, load_catalog
 from opx.config import db_path
 from opx.explorer import ExplorerView, explore
 
@@ -22,11 +23,56 @@ def database() -> Path:
     return db_path()
 
 
+def stamp() -> tuple[int, int]:
+    return store.data_stamp(database())
+
+
 @st.cache_data(ttl=300, max_entries=512, show_spinner=False)
 def _explorer_view(db: str, stamp: tuple[int, int], state_json: str) -> ExplorerView:
     return explore(Path(db), ViewState.model_validate_json(state_json), catalog())
 
 
 def explorer_view(state: ViewState) -> ExplorerView:
-    db = database()
-    return _explorer_view(str(db), store.data_stamp(db), state.model_dump_json())
+    return _explorer_view(str(database()), stamp(), state.model_dump_json())
+
+
+@st.cache_data(ttl=300, max_entries=64, show_spinner=False)
+def _stored_values(db: str, stamp: tuple[int, int]) -> dict[str, list[str]]:
+    with store.reading(Path(db)) as con:
+        return {c: store.distinct_values(con, c) for c in ("hardware", "model", "workload")}
+
+
+def stored_values() -> dict[str, list[str]]:
+    """Hardware, models and workloads present in the data (imports may add slugs the catalog
+    does not list)."""
+    try:
+        return _stored_values(str(database()), stamp())
+    except Exception:       # no database yet: the page says so where it reads data
+        return {"hardware": [], "model": [], "workload": []}
+
+
+def resolver() -> Resolver:
+    found = stored_values()
+    return Resolver(catalog(), found["hardware"], found["model"], found["workload"])
+
+
+def options(kind: str) -> list[str]:
+    """Catalog slugs first, then slugs only the data has."""
+    listed = {"hardware": list(catalog().hardware), "model": list(catalog().models),
+              "workload": list(catalog().workloads)}[kind]
+    return listed + [v for v in stored_values()[kind] if v not in listed]
+
+
+@st.cache_data(ttl=300, max_entries=16, show_spinner=False)
+def _runs_overview(db: str, stamp: tuple[int, int]) -> pd.DataFrame:
+    with store.reading(Path(db)) as con:
+        return queries.runs_overview(con)
+
+
+def runs_overview() -> pd.DataFrame:
+    return _runs_overview(str(database()), stamp())
+
+
+def export_points() -> pd.DataFrame:
+    with store.reading(database()) as con:
+        return queries.export_points(con)

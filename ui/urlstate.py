@@ -11,7 +11,8 @@ from collections.abc import Iterable
 
 import streamlit as st
 
-from models import Catalog, ViewState
+from models import ViewState
+from models.view import SlugResolver
 
 _LAST_URL = "_opx_last_url"
 _NOTICES = "_opx_notices"
@@ -26,12 +27,12 @@ def _canonical(query: dict[str, list[str]]) -> tuple:
     return tuple(sorted((k, tuple(v)) for k, v in query.items()))
 
 
-def seed_from_url(catalog: Catalog) -> list[str]:
+def seed_from_url(resolver: SlugResolver) -> list[str]:
     """Seed widget keys from the URL when the URL changed from outside; return its notices."""
     query = _current_query()
     if st.session_state.get(_LAST_URL) == _canonical(query):
         return []
-    state, notices = ViewState.from_query(query, catalog)
+    state, notices = ViewState.from_query(query, resolver)
     ss = st.session_state
     ss["model"], ss["workload"] = state.model, state.workload
     ss["hw"] = list(state.hw)

@@ -25,12 +25,14 @@ CREATE TABLE runs (
     date              DATE,
     label             VARCHAR NOT NULL DEFAULT '',
     notes             VARCHAR NOT NULL DEFAULT '',
+    meta              JSON,
     ingested_at       TIMESTAMP NOT NULL DEFAULT current_timestamp
 );
 
 CREATE TABLE points (
     run_id                   VARCHAR NOT NULL,
     seq                      INTEGER NOT NULL,
+    point_key                VARCHAR NOT NULL,       -- hash of the values: a re-import adds nothing
     concurrency              DOUBLE,
     request_rate             DOUBLE,
     tpot_p50_s               DOUBLE,
@@ -42,13 +44,18 @@ CREATE TABLE points (
     e2e_p50_s                DOUBLE,
     e2e_p90_s                DOUBLE,
     e2e_p99_s                DOUBLE,
+    tpot_mean_s              DOUBLE,
+    ttft_mean_s              DOUBLE,
+    e2e_mean_s               DOUBLE,
     throughput_total_tok_s   DOUBLE,
     throughput_output_tok_s  DOUBLE,
     throughput_input_tok_s   DOUBLE,
     requests_completed       BIGINT,
     requests_failed          BIGINT,
     note                     VARCHAR NOT NULL DEFAULT '',
-    PRIMARY KEY (run_id, seq)
+    source                   VARCHAR NOT NULL DEFAULT '',
+    PRIMARY KEY (run_id, seq),
+    UNIQUE (run_id, point_key)
 );
 
 -- The canonical point fields: interactivity = 1 / TPOT(s) = 1000 / TPOT(ms); per-GPU = total / all GPUs.
@@ -64,7 +71,8 @@ SELECT
     p.ttft_p50_s, p.ttft_p90_s, p.ttft_p99_s,
     p.tpot_p50_s, p.tpot_p90_s, p.tpot_p99_s,
     p.e2e_p50_s, p.e2e_p90_s, p.e2e_p99_s,
-    p.requests_completed, p.requests_failed, p.note
+    p.tpot_mean_s, p.ttft_mean_s, p.e2e_mean_s,
+    p.requests_completed, p.requests_failed, p.note, p.source
 FROM points p JOIN runs r ON r.id = p.run_id;
 
 -- Bumped by every write, so caches can key on it.

@@ -13,9 +13,9 @@ def _run(**overrides):
     return Run(**base)
 
 
-def test_valid_run_has_a_stable_content_hash():
-    assert _run().content_hash() == _run().content_hash()
-    assert _run().content_hash() != _run(framework="vllm").content_hash()
+def test_valid_run_has_a_stable_run_key():
+    assert _run().run_key() == _run().run_key()
+    assert _run().run_key() != _run(framework="vllm").run_key()
 
 
 @pytest.mark.parametrize("field, value", [

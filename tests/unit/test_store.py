@@ -96,7 +96,7 @@ def test_delete_run(tmp_path):
     db = tmp_path / "a.duckdb"
     with store.writing(db) as con:
         store.write_runs(con, [_run()])
-        run_id = _run().content_hash()
+        run_id = _run().run_key()
         assert store.delete_run(con, run_id)
         assert store.count_runs(con) == (0, 0)
         assert not store.delete_run(con, run_id)

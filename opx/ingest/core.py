@@ -1,0 +1,348 @@
+"""From files to runs: read safely, detect the format, parse, fill what the file lacks from the
+CLI flags and the catalog, validate, and group points of one configuration into one run.
+
+Each file is all or nothing: any problem refuses the whole file with
+`<file>: <field or line>: <what is wrong>`, and a refused file writes nothing.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import importlib
+import json
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from models import Catalog, Deployment, Point, Run
+from opx.catalog import slugify
+from opx.errors import OpxError
+from opx.ingest.base import FormatError, Record
+
+# Files above this size are refused before they are read: result files are kilobytes to a few
+# megabytes; the largest real one we know (AIConfigurator's silicon_sample.csv) is under 2 MB.
+MAX_FILE_BYTES = 64 * 1024 * 1024
+
+# Detection order matters only where two formats could both claim a file; sniffers are
+# structural, and the more specific formats come first.
+FORMAT_MODULES = ("opx_csv", "inferencex", "aiconfigurator", "genai_perf", "aiperf", "llmperf",
+                  "trtllm", "sglang", "vllm")
+
+# `--meta` keys (and vLLM `--metadata` keys) that set run facts rather than free metadata.
+META_RUN_KEYS = {"hardware": "hardware", "gpus": "gpus_total", "model": "model",
+                 "framework": "framework", "precision": "precision", "workload": "workload",
+                 "tp": "tp", "ep": "ep", "prefill_gpus": "gpus_prefill",
+                 "decode_gpus": "gpus_decode", "label": "label", "provenance": "provenance"}
+WORKLOAD_TOLERANCE = 0.03    # measured mean ISL/OSL within 3% of a catalog workload's match it
+
+
+def formats() -> list[Any]:
+    """The format modules that exist, in detection order."""
+    found = []
+    for name in FORMAT_MODULES:
+        try:
+            found.append(importlib.import_module(f"opx.ingest.{name}"))
+        except ModuleNotFoundError as exc:
+            if exc.name != f"opx.ingest.{name}":
+                raise
+    return found
+
+
+def format_names() -> list[str]:
+    return [m.NAME for m in formats()]
+
+
+@dataclass(frozen=True)
+class IngestOptions:
+    """What the user says about the files; these override what a file states."""
+    format: str | None = None
+    hardware: str | None = None
+    model: str | None = None
+    framework: str | None = None
+    precision: str | None = None
+    workload: str | None = None
+    gpus: int | None = None
+    meta: dict[str, str] = field(default_factory=dict)
+
+    def run_overrides(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        extra: dict[str, str] = {}
+        for key, value in self.meta.items():
+            if key in META_RUN_KEYS:
+                out[META_RUN_KEYS[key]] = value
+            else:
+                extra[key] = value
+        for key in ("hardware", "model", "framework", "precision", "workload"):
+            if getattr(self, key):
+                out[key] = getattr(self, key)
+        if self.gpus is not None:
+            out["gpus_total"] = self.gpus
+        if extra:
+            out["meta"] = extra
+        return out
+
+
+@dataclass
+class FileResult:
+    path: Path
+    format: str = ""
+    runs: list[Run] = field(default_factory=list)
+    error: str | None = None
+    notices: list[str] = field(default_factory=list)
+    runs_added: int = 0
+    points_added: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+# -- files ---------------------------------------------------------------------------------------
+
+def collect_files(paths: Iterable[str | Path]) -> tuple[list[Path], list[FileResult]]:
+    """Files named, and every file under folders named (recursively, hidden ones skipped)."""
+    files, missing = [], []
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            files.extend(sorted(f for f in p.rglob("*") if f.is_file()
+                                and not any(part.startswith(".") for part in f.relative_to(p).parts)))
+        elif p.is_file():
+            files.append(p)
+        else:
+            missing.append(FileResult(p, error=f"{p}: path: no such file or folder"))
+    return list(dict.fromkeys(files)), missing
+
+
+def read_text(path: Path, data: bytes | None = None) -> tuple[str, str]:
+    """The file's text and its sha256; refuses empty, oversized, binary and non-UTF-8 files."""
+    if data is None:
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise OpxError(path, "size", f"{size:,} bytes is over the {MAX_FILE_BYTES:,}-byte limit")
+        data = path.read_bytes()
+    elif len(data) > MAX_FILE_BYTES:
+        raise OpxError(path, "size", f"{len(data):,} bytes is over the {MAX_FILE_BYTES:,}-byte limit")
+    if not data.strip():
+        raise OpxError(path, "file", "is empty")
+    if b"\x00" in data[:65536]:
+        raise OpxError(path, "file", "is binary data, not a text result file")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n") + 1
+        raise OpxError(path, f"line {line}", "is not UTF-8 text") from None
+    return text, hashlib.sha256(data).hexdigest()
+
+
+def detect(path: Path, text: str, forced: str | None = None):
+    modules = formats()
+    if forced:
+        for m in modules:
+            if m.NAME == forced:
+                return m
+        raise OpxError(path, "--format", f"unknown format `{forced}`; known formats: "
+                                         f"{', '.join(m.NAME for m in modules)}")
+    for m in modules:
+        try:
+            if m.sniff(path, text):
+                return m
+        except Exception:       # a sniffer must never stop detection
+            continue
+    raise OpxError(path, "format", "not a result file of a known format; known formats: "
+                                   f"{', '.join(m.NAME for m in modules)} (use --format to force one)")
+
+
+# -- records -> runs -------------------------------------------------------------------------------
+
+def parse_file(path: Path, options: IngestOptions, catalog: Catalog,
+               data: bytes | None = None, display_name: str | None = None) -> FileResult:
+    """Everything short of writing: the runs a file would add, or its error."""
+    result = FileResult(Path(display_name or path))
+    shown = display_name or str(path)
+    try:
+        text, digest = read_text(path, data)
+        module = detect(Path(shown), text, options.format)
+        result.format = module.NAME
+        try:
+            records = module.parse(Path(shown), text)
+        except FormatError as exc:
+            raise OpxError(shown, exc.where, exc.problem) from None
+        except (ValueError, TypeError, KeyError, AttributeError, IndexError) as exc:
+            # A file of the right kind but the wrong shape: refuse it, never crash.
+            raise OpxError(shown, "structure", f"unexpected content for {module.NAME} ({exc})") from None
+        if not records:
+            raise OpxError(shown, "file", f"holds no results ({module.NAME})")
+        source = f"{Path(shown).name} (sha256 {digest})"
+        result.runs = build_runs(shown, records, options, catalog, source, result.notices)
+    except OpxError as exc:
+        result.error = str(exc)
+    return result
+
+
+def build_runs(shown: str, records: Sequence[Record], options: IngestOptions, catalog: Catalog,
+               source: str, notices: list[str]) -> list[Run]:
+    groups: dict[str, list[Record]] = {}
+    for rec in records:
+        groups.setdefault(json.dumps(rec.run, sort_keys=True, default=str), []).append(rec)
+    overrides = options.run_overrides()
+    runs = []
+    for recs in groups.values():
+        facts = dict(recs[0].run)
+        meta = {str(k): str(v) for k, v in (facts.pop("meta", None) or {}).items()}
+        meta.update(overrides.get("meta", {}))
+        facts.update({k: v for k, v in overrides.items() if k != "meta"})
+        where = recs[0].where or "file"
+        runs.append(_run(shown, where, facts, meta, recs, catalog, source, notices))
+    return runs
+
+
+def _need(shown: str, facts: dict, key: str, flag: str, meta_key: str) -> Any:
+    value = facts.get(key)
+    if value in (None, ""):
+        raise OpxError(shown, key, f"the file does not say which {key} it is for; "
+                                   f"pass {flag} or --meta {meta_key}=...")
+    return value
+
+
+def _slug(shown: str, kind: str, spelling: Any, resolve: Callable[[str], str | None],
+          notices: list[str], path_like: bool = False) -> str:
+    spelling = str(spelling)
+    slug = resolve(spelling)
+    if slug:
+        return slug
+    slug = slugify(spelling, last_path_part=path_like)
+    notices.append(f"{kind} `{spelling}` is not in the catalog; stored as `{slug}`")
+    return slug
+
+
+def _int_fact(shown: str, facts: dict, key: str) -> int | None:
+    value = facts.get(key)
+    if value in (None, ""):
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise OpxError(shown, key, f"expected a whole number, got `{value}`") from None
+    if not number.is_integer() or number <= 0:
+        raise OpxError(shown, key, f"expected a positive whole number, got `{value}`")
+    return int(number)
+
+
+def _bool_fact(shown: str, facts: dict, key: str) -> bool | None:
+    value = facts.get(key)
+    if value in (None, ""):
+        return None
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("true", "1", "yes", "on"):
+        return True
+    if text in ("false", "0", "no", "off", "none"):
+        return False
+    raise OpxError(shown, key, f"expected true or false, got `{value}`")
+
+
+def _workload(shown: str, facts: dict, catalog: Catalog, notices: list[str]) -> str:
+    if facts.get("workload"):
+        return _slug(shown, "workload", facts["workload"], catalog.resolve_workload, notices)
+    isl, osl = facts.get("isl"), facts.get("osl")
+    if isl and osl:
+        for slug, w in catalog.workloads.items():
+            if (abs(isl - w.isl) <= WORKLOAD_TOLERANCE * w.isl
+                    and abs(osl - w.osl) <= WORKLOAD_TOLERANCE * w.osl):
+                return slug
+        slug = f"isl{int(round(isl))}-osl{int(round(osl))}"
+        notices.append(f"workload: ISL {isl:g} / OSL {osl:g} matches no catalog workload; "
+                       f"stored as `{slug}`")
+        return slug
+    raise OpxError(shown, "workload", "the file states neither a workload nor ISL/OSL; "
+                                      "pass --workload or --meta workload=...")
+
+
+def _date(shown: str, value: Any) -> dt.date | None:
+    if value in (None, ""):
+        return None
+    if isinstance(value, dt.date):
+        return value
+    text = str(value).strip()
+    for candidate in (text[:10], text[:8]):
+        for fmt in ("%Y-%m-%d", "%Y%m%d"):
+            try:
+                return dt.datetime.strptime(candidate, fmt).date()
+            except ValueError:
+                continue
+    raise OpxError(shown, "date", f"`{value}` is not a date (YYYY-MM-DD)")
+
+
+def _run(shown: str, where: str, facts: dict, meta: dict, recs: Sequence[Record],
+         catalog: Catalog, source: str, notices: list[str]) -> Run:
+    hardware = _slug(shown, "hardware", _need(shown, facts, "hardware", "--hardware", "hardware"),
+                     catalog.resolve_hardware, notices)
+    model = _slug(shown, "model", _need(shown, facts, "model", "--model", "model"),
+                  catalog.resolve_model, notices, path_like=True)
+    isl = _int_or_round(facts.get("isl"))
+    osl = _int_or_round(facts.get("osl"))
+    workload = _workload(shown, {**facts, "isl": isl, "osl": osl}, catalog, notices)
+    prefill = _int_fact(shown, facts, "gpus_prefill")
+    decode = _int_fact(shown, facts, "gpus_decode")
+    gpus = _int_fact(shown, facts, "gpus_total")
+    if gpus is None and prefill and decode:
+        gpus = prefill + decode
+    if gpus is None and "dp" in meta and _int_fact(shown, facts, "tp"):
+        gpus = _int_fact(shown, facts, "tp") * _int_fact(shown, {"dp": meta["dp"]}, "dp")
+        notices.append(f"GPU count {gpus} taken as TP x DP from the metadata")
+    if gpus is None:
+        raise OpxError(shown, "gpus", "the file does not say how many GPUs served it, so there is "
+                                      "no per-GPU figure; pass --gpus N or --meta gpus=N")
+    try:
+        deployment = Deployment(
+            tp=_int_fact(shown, facts, "tp"), ep=_int_fact(shown, facts, "ep"),
+            dp_attention=_bool_fact(shown, facts, "dp_attention"),
+            disaggregated=bool(_bool_fact(shown, facts, "disaggregated") or (prefill and decode)),
+            gpus_prefill=prefill, gpus_decode=decode, gpus_total=gpus,
+            mtp=_bool_fact(shown, facts, "mtp"))
+    except ValidationError as exc:
+        raise OpxError(shown, _loc(exc, "deployment"), _first_msg(exc)) from None
+    points = []
+    for rec in recs:
+        try:
+            points.append(Point(**{**rec.point, "source": source}))
+        except ValidationError as exc:
+            raise OpxError(shown, _loc(exc, rec.where or "point"), _first_msg(exc)) from None
+    try:
+        return Run(hardware=hardware, model=model, workload=workload,
+                   framework=str(facts.get("framework") or ""),
+                   framework_version=str(facts.get("framework_version") or ""),
+                   precision=str(facts.get("precision") or ""), isl=isl, osl=osl,
+                   prefix_hit_rate=facts.get("prefix_hit_rate"), deployment=deployment,
+                   provenance=facts.get("provenance") or "measured", source=source,
+                   date=_date(shown, facts.get("date")), label=str(facts.get("label") or ""),
+                   notes=str(facts.get("notes") or ""), meta=meta, points=tuple(points))
+    except ValidationError as exc:
+        raise OpxError(shown, _loc(exc, where), _first_msg(exc)) from None
+
+
+def _int_or_round(value: Any) -> int | None:
+    if value in (None, ""):
+        return None
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return None
+    return int(round(v)) if v > 0 else None
+
+
+def _loc(exc: ValidationError, prefix: str) -> str:
+    loc = ".".join(str(p) for p in exc.errors()[0]["loc"])
+    return f"{prefix}: {loc}" if loc else prefix
+
+
+def _first_msg(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    value = err.get("input")
+    shown = f" (got {value!r})" if not isinstance(value, dict) and value is not None else ""
+    return f"{err['msg']}{shown}"

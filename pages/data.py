@@ -1,0 +1,138 @@
+"""Data (`/data`): import result files, browse and delete runs, download everything."""
+import io
+
+import streamlit as st
+
+from opx import store
+from opx.errors import OpxError
+from opx.importer import import_uploads
+from opx.ingest.core import MAX_FILE_BYTES, IngestOptions, format_names
+from ui import data
+from ui.text import escape_md
+
+catalog = data.catalog()
+st.title("Data")
+
+# -- import ---------------------------------------------------------------------------------------
+st.header("Import result files")
+st.caption(escape_md(f"Formats detected automatically: {', '.join(format_names())}. Each file is "
+                     f"imported whole or not at all; files over {MAX_FILE_BYTES // 2**20} MiB are "
+                     "refused. Re-importing a file changes nothing."))
+uploads = st.file_uploader("Result files", accept_multiple_files=True, key="uploads")
+with st.expander("What the files do not say (these override the files)"):
+    c1, c2, c3 = st.columns(3)
+    hardware = c1.selectbox("Hardware", [""] + data.options("hardware"), key="in_hardware",
+                            format_func=lambda h: catalog.hardware_name(h) if h else "from the file")
+    model = c2.selectbox("Model", [""] + data.options("model"), key="in_model",
+                         format_func=lambda m: catalog.model_name(m) if m else "from the file")
+    workload = c3.selectbox("Workload", [""] + data.options("workload"), key="in_workload",
+                            format_func=lambda w: catalog.workload_name(w) if w else "from the file")
+    gpus = c1.number_input("GPUs (all, prefill + decode; 0 = from the file)", 0, 100_000, 0,
+                           key="in_gpus")
+    framework = c2.text_input("Framework", key="in_framework", placeholder="from the file")
+    precision = c3.text_input("Precision", key="in_precision", placeholder="from the file")
+    meta_text = st.text_area("Other metadata, one KEY=VALUE per line", key="in_meta")
+    fmt = st.selectbox("Format", [""] + format_names(), key="in_format",
+                       format_func=lambda f: f or "detect")
+
+col_check, col_import = st.columns(2)
+check = col_check.button("Check without importing", disabled=not uploads, key="check")
+do_import = col_import.button("Import", type="primary", disabled=not uploads, key="import")
+
+if (check or do_import) and uploads:
+    meta, bad = {}, []
+    for line in meta_text.splitlines():
+        if not line.strip():
+            continue
+        key, sep, value = line.partition("=")
+        if sep and key.strip():
+            meta[key.strip()] = value.strip()
+        else:
+            bad.append(line)
+    if bad:
+        st.error(escape_md(f"error: metadata: expected KEY=VALUE, got: {'; '.join(bad)}"))
+    else:
+        options = IngestOptions(format=fmt or None, hardware=hardware or None, model=model or None,
+                                workload=workload or None, gpus=int(gpus) or None,
+                                framework=framework.strip() or None,
+                                precision=precision.strip() or None, meta=meta)
+        try:
+            results = import_uploads([(u.name, u.getvalue()) for u in uploads], options,
+                                     data.database(), catalog, dry_run=check)
+        except OpxError as exc:
+            st.error(escape_md(f"error: {exc}"))
+        else:
+            verb = "would add" if check else "added"
+            rows = [{"File": r.path.name, "Format": r.format or "–",
+                     "Result": (f"{verb} {r.runs_added} run(s), {r.points_added} point(s)"
+                                if r.ok else "error: " + r.error.removeprefix(f"{r.path}: "))}
+                    for r in results]
+            failed = sum(not r.ok for r in results)
+            summary = f"{len(results) - failed} file(s) {'valid' if check else 'imported'}, " \
+                      f"{failed} refused."
+            (st.warning if failed else st.success)(summary)
+            st.dataframe(rows, hide_index=True, key="import_results")
+            for r in results:
+                for notice in r.notices:
+                    st.caption(escape_md(f"{r.path.name}: {notice}"))
+
+# -- runs -----------------------------------------------------------------------------------------
+st.header("Stored runs")
+try:
+    runs = data.runs_overview()
+except OpxError as exc:
+    st.error(escape_md(f"error: {exc}"))
+    st.stop()
+
+query = st.text_input("Search runs (any column)", key="runs_search")
+shown = runs
+if query.strip():
+    needle = query.strip().lower()
+    mask = shown.astype(str).apply(lambda col: col.str.lower().str.contains(needle, regex=False))
+    shown = shown[mask.any(axis=1)]
+st.caption(f"{len(shown)} of {len(runs)} run(s)")
+st.dataframe(shown.drop(columns=["ingested_at"]), hide_index=True, key="runs_table")
+
+
+@st.dialog("Delete this run?")
+def confirm_delete(run_id: str, summary: str) -> None:
+    st.text(summary)
+    st.write("Its points are deleted with it. This cannot be undone.")
+    if st.button("Delete run", type="primary", key="confirm_delete"):
+        with store.writing(data.database()) as con:
+            store.delete_run(con, run_id)
+        st.session_state["deleted_run"] = summary
+        st.rerun()
+
+
+if len(shown):
+    labels = {r.id: f"{r.id} · {r.hardware} · {r.model} · {r.workload} · {r.provenance} · "
+                    f"{r.points} point(s)" for r in shown.itertuples()}
+    chosen = st.selectbox("Run to delete", list(labels), format_func=labels.get,
+                          key="delete_choice")
+    if st.button("Delete…", key="delete"):
+        confirm_delete(chosen, labels[chosen])
+if "deleted_run" in st.session_state:
+    st.success(escape_md(f"Deleted {st.session_state.pop('deleted_run')}"))
+
+# -- download -------------------------------------------------------------------------------------
+st.header("Download")
+st.caption("Every run and point, one row per point, with the canonical column names "
+           "(the opx CSV format: it imports back unchanged).")
+
+
+def _csv() -> bytes:
+    return data.export_points().to_csv(index=False).encode()
+
+
+def _parquet() -> bytes:
+    buf = io.BytesIO()
+    data.export_points().to_parquet(buf, index=False)
+    return buf.getvalue()
+
+
+c1, c2 = st.columns(2)
+c1.download_button("Runs and points (CSV)", _csv, file_name="opx-runs-points.csv",
+                   mime="text/csv", on_click="ignore", key="dl_csv")
+c2.download_button("Runs and points (Parquet)", _parquet, file_name="opx-runs-points.parquet",
+                   mime="application/vnd.apache.parquet", on_click="ignore", key="dl_parquet")
