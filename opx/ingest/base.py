@@ -27,13 +27,20 @@ from typing import Any
 # the core maps them onto catalog slugs.
 RUN_KEYS = ("hardware", "model", "framework", "framework_version", "precision", "workload", "isl",
             "osl", "prefix_hit_rate", "tp", "ep", "dp_attention", "disaggregated", "gpus_prefill",
-            "gpus_decode", "gpus_total", "mtp", "provenance", "date", "label", "notes", "meta")
+            "gpus_decode", "gpus_total", "mtp", "provenance", "date", "label", "notes", "meta",
+            "source", "source_url")
+# `source` / `source_url` are for files that carry the origin of their figures (an opx CSV export
+# of published data); otherwise the source is the file itself (name + sha256).
 # Point values (seconds; tokens/s of the whole deployment). Means go in *_mean_s, never in a
 # percentile field.
 POINT_KEYS = ("concurrency", "request_rate", "tpot_p50_s", "tpot_p90_s", "tpot_p99_s", "ttft_p50_s",
               "ttft_p90_s", "ttft_p99_s", "e2e_p50_s", "e2e_p90_s", "e2e_p99_s", "tpot_mean_s",
               "ttft_mean_s", "e2e_mean_s", "throughput_total_tok_s", "throughput_output_tok_s",
               "throughput_input_tok_s", "requests_completed", "requests_failed", "note")
+# A file that states throughput per GPU over ALL GPUs of the deployment may report it under these
+# keys instead: the core multiplies it by the final GPU count (after --gpus), so a user's correction
+# of the count is honoured. (Per-GPU figures over some GPUs only must be converted by the module.)
+PER_GPU_KEYS = ("throughput_total_per_gpu", "throughput_output_per_gpu", "throughput_input_per_gpu")
 
 
 class FormatError(Exception):
@@ -55,7 +62,7 @@ class Record:
         bad = set(self.run) - set(RUN_KEYS)
         if bad:
             raise ValueError(f"unknown run keys {sorted(bad)}")
-        bad = set(self.point) - set(POINT_KEYS)
+        bad = set(self.point) - set(POINT_KEYS) - set(PER_GPU_KEYS)
         if bad:
             raise ValueError(f"unknown point keys {sorted(bad)}")
 

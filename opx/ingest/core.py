@@ -20,7 +20,7 @@ from pydantic import ValidationError
 from models import Catalog, Deployment, Point, Run
 from opx.catalog import slugify
 from opx.errors import OpxError
-from opx.ingest.base import FormatError, Record
+from opx.ingest.base import PER_GPU_KEYS, FormatError, Record
 
 # Files above this size are refused before they are read: result files are kilobytes to a few
 # megabytes; the largest real one we know (AIConfigurator's silicon_sample.csv) is under 2 MB.
@@ -307,10 +307,22 @@ def _run(shown: str, where: str, facts: dict, meta: dict, recs: Sequence[Record]
             mtp=_bool_fact(shown, facts, "mtp"))
     except ValidationError as exc:
         raise OpxError(shown, _loc(exc, "deployment"), _first_msg(exc)) from None
+    # A file that carries the origin of its figures keeps it, with the file it came through.
+    run_source = str(facts.get("source") or source)
+    point_source = f"{facts['source']} (via {source})" if facts.get("source") else source
     points = []
     for rec in recs:
+        values = dict(rec.point)
+        for key in PER_GPU_KEYS:
+            per_gpu = values.pop(key, None)
+            if per_gpu is not None:
+                total_key = key.replace("_per_gpu", "_tok_s")
+                if values.get(total_key) is not None:
+                    raise OpxError(shown, f"{rec.where or 'point'}: {key}",
+                                   f"given together with {total_key}; give one of them")
+                values[total_key] = per_gpu * gpus
         try:
-            points.append(Point(**{**rec.point, "source": source}))
+            points.append(Point(**values, source=point_source))
         except ValidationError as exc:
             raise OpxError(shown, _loc(exc, rec.where or "point"), _first_msg(exc)) from None
     try:
@@ -319,7 +331,8 @@ def _run(shown: str, where: str, facts: dict, meta: dict, recs: Sequence[Record]
                    framework_version=str(facts.get("framework_version") or ""),
                    precision=str(facts.get("precision") or ""), isl=isl, osl=osl,
                    prefix_hit_rate=facts.get("prefix_hit_rate"), deployment=deployment,
-                   provenance=facts.get("provenance") or "measured", source=source,
+                   provenance=facts.get("provenance") or "measured", source=run_source,
+                   source_url=str(facts.get("source_url") or ""),
                    date=_date(shown, facts.get("date")), label=str(facts.get("label") or ""),
                    notes=str(facts.get("notes") or ""), meta=meta, points=tuple(points))
     except ValidationError as exc:

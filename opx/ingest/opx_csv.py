@@ -2,7 +2,7 @@
 hand-entered or spreadsheet data; the Data page's CSV download is this format, so an export
 imports back to the same runs and points.
 
-Per-GPU throughputs are multiplied back by `gpus_total`; interactivity columns give TPOT when the
+Per-GPU throughputs are multiplied back by the deployment's GPU count (`gpus_total`, or --gpus); interactivity columns give TPOT when the
 `tpot_*_s` columns are empty, and must agree with them when both are given.
 """
 from __future__ import annotations
@@ -32,7 +32,7 @@ REQUIRED = ("hardware", "model")
 _RUN_FACTS = ("hardware", "model", "framework", "framework_version", "precision", "workload",
               "isl", "osl", "prefix_hit_rate", "tp", "ep", "dp_attention", "disaggregated",
               "gpus_prefill", "gpus_decode", "gpus_total", "mtp", "provenance", "date", "label",
-              "notes")
+              "notes", "source", "source_url")
 AGREEMENT = 1e-3     # interactivity and TPOT given together must agree to 0.1%
 
 
@@ -72,7 +72,6 @@ def _record(row: dict[str, str], where: str) -> Record:
         if not isinstance(meta, dict):
             raise FormatError(f"{where}: meta", "is not a JSON object")
         run["meta"] = {str(k): str(v) for k, v in meta.items()}
-    gpus = number(row.get("gpus_total"), f"{where}: gpus_total")
     point: dict = {}
     for col in ("concurrency", "request_rate", "ttft_p50_s", "ttft_p90_s", "ttft_p99_s",
                 "e2e_p50_s", "e2e_p90_s", "e2e_p99_s", "tpot_mean_s", "ttft_mean_s", "e2e_mean_s",
@@ -95,12 +94,8 @@ def _record(row: dict[str, str], where: str) -> Record:
             point[f"tpot_{pct}_s"] = 1.0 / inter
     for kind in ("total", "output", "input"):
         per_gpu = number(row.get(f"throughput_{kind}_per_gpu"), f"{where}: throughput_{kind}_per_gpu")
-        if per_gpu is None:
-            continue
-        if not gpus:
-            raise FormatError(f"{where}: gpus_total", "is needed to turn a per-GPU throughput "
-                                                      "into the deployment's total")
-        point[f"throughput_{kind}_tok_s"] = per_gpu * gpus
+        if per_gpu is not None:
+            point[f"throughput_{kind}_per_gpu"] = per_gpu      # the core multiplies by the GPUs
     if row.get("note", "").strip():
         point["note"] = row["note"].strip()
     check_percentile_order(point, where)

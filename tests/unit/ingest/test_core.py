@@ -1,0 +1,122 @@
+"""The path from files to stored runs: safety checks, detection, flags, grouping, all-or-nothing."""
+import pytest
+
+from opx import store
+from opx.errors import OpxError
+from opx.importer import import_files, import_uploads
+from opx.ingest import core
+from opx.ingest.core import IngestOptions, parse_file, read_text
+from tests.conftest import ROOT
+
+FIX = ROOT / "tests" / "fixtures" / "opx-csv"
+
+
+@pytest.fixture
+def db(tmp_path):
+    path = tmp_path / "opx.duckdb"
+    with store.writing(path):
+        pass
+    return path
+
+
+def counts(db):
+    with store.reading(db) as con:
+        return store.count_runs(con), store.data_version(con)
+
+
+@pytest.mark.parametrize("content, field, problem", [
+    (b"", "file", "is empty"),
+    (b"  \n\t\n", "file", "is empty"),
+    (b"\x89PNG\r\n\x1a\n\x00\x00\x00", "file", "binary"),
+    (b'{"a": "caf\xe9"}', "line 1", "not UTF-8"),
+])
+def test_unsafe_files_are_refused(tmp_path, content, field, problem):
+    path = tmp_path / "bad.json"
+    path.write_bytes(content)
+    with pytest.raises(OpxError) as err:
+        read_text(path)
+    assert (err.value.file, err.value.field) == (str(path), field)
+    assert problem in err.value.problem
+
+
+def test_oversized_files_are_refused_before_reading(tmp_path, monkeypatch):
+    monkeypatch.setattr(core, "MAX_FILE_BYTES", 10)
+    path = tmp_path / "big.json"
+    path.write_text("{" + " " * 20 + "}")
+    with pytest.raises(OpxError, match="over the 10-byte limit"):
+        read_text(path)
+
+
+def test_unknown_format_lists_the_known_ones(tmp_path, catalog):
+    path = tmp_path / "notes.txt"
+    path.write_text("hello\n")
+    result = parse_file(path, IngestOptions(), catalog)
+    assert not result.ok
+    assert result.error.startswith(f"{path}: format: ")
+    for name in core.format_names():
+        assert name in result.error
+
+
+def test_missing_gpu_count_names_the_flag_and_the_metadata_key(catalog):
+    result = parse_file(FIX / "no-gpus.csv", IngestOptions(), catalog)
+    assert "gpus: " in result.error and "--gpus" in result.error and "--meta gpus=" in result.error
+    fixed = parse_file(FIX / "no-gpus.csv", IngestOptions(gpus=8), catalog)
+    assert fixed.ok and fixed.runs[0].deployment.gpus_total == 8
+
+
+def test_flags_override_the_file_and_spellings_map_to_slugs(catalog):
+    r = parse_file(FIX / "h200-sweep-part1.csv", IngestOptions(), catalog)
+    run = r.runs[0]
+    assert (run.hardware, run.model, run.workload) == ("h200", "deepseek-r1", "1k1k")
+    r = parse_file(FIX / "h200-sweep-part1.csv",
+                   IngestOptions(hardware="gb300", gpus=4, meta={"image": "vllm:0.11"}), catalog)
+    run = r.runs[0]
+    assert run.hardware == "gb300-nvl72" and run.deployment.gpus_total == 4
+    assert run.meta == {"image": "vllm:0.11"}
+    # per-GPU figures were multiplied back by the GPU count the user gave
+    assert run.points[0].throughput_total_tok_s == pytest.approx(900 * 4)
+
+
+def test_unknown_names_become_slugs_with_a_notice_and_isl_osl_name_the_workload(catalog):
+    r = parse_file(FIX / "unknown-names.csv", IngestOptions(), catalog)
+    run = r.runs[0]
+    assert (run.hardware, run.model, run.workload) == ("rtx-6000-pro", "qwen3-32b", "isl1000-osl500")
+    assert any("qwen3-32b" in n for n in r.notices)
+
+
+def test_a_sweep_split_over_files_joins_one_run_and_reimport_changes_nothing(db, catalog):
+    first = import_files([FIX / "h200-sweep-part1.csv", FIX / "h200-sweep-part2.csv"],
+                         IngestOptions(), db, catalog)
+    assert [(r.runs_added, r.points_added) for r in first] == [(1, 2), (0, 2)]
+    (runs, points), version = counts(db)
+    assert (runs, points) == (1, 4)
+    again = import_files([FIX], IngestOptions(), db, catalog)
+    assert sum(r.points_added for r in again if r.ok) == 1      # only unknown-names.csv is new
+    assert counts(db)[0][1] == 5
+
+
+def test_a_bad_file_never_stops_the_good_ones_and_leaves_nothing(db, catalog, tmp_path):
+    bad = tmp_path / "bad.csv"
+    bad.write_text((FIX / "h200-sweep-part2.csv").read_text().replace("4000", "-4000"))
+    results = import_files([FIX / "h200-sweep-part1.csv", bad], IngestOptions(), db, catalog)
+    assert results[0].ok and not results[1].ok
+    assert "line 2: throughput_total_per_gpu" in results[1].error and "below 0" in results[1].error
+    assert counts(db)[0] == (1, 2)
+
+
+def test_dry_run_writes_nothing(db, catalog):
+    before = counts(db)
+    results = import_files([FIX / "h200-sweep-part1.csv"], IngestOptions(), db, catalog,
+                           dry_run=True)
+    assert results[0].points_added == 2
+    assert counts(db) == before
+
+
+def test_uploads_use_their_own_names_in_errors(db, catalog):
+    results = import_uploads([("mine.json", b"[1, 2, 3]")], IngestOptions(), db, catalog)
+    assert results[0].error.startswith("mine.json: ")
+
+
+def test_missing_paths_are_reported(db, catalog, tmp_path):
+    results = import_files([tmp_path / "nope"], IngestOptions(), db, catalog)
+    assert results[0].error.endswith("no such file or folder")
