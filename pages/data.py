@@ -94,24 +94,31 @@ st.caption(f"{len(shown)} of {len(runs)} run(s)")
 st.dataframe(shown.drop(columns=["ingested_at"]), hide_index=True, key="runs_table")
 
 
-@st.dialog("Delete this run?")
-def confirm_delete(run_id: str, summary: str) -> None:
-    st.text(summary)
-    st.write("Its points are deleted with it. This cannot be undone.")
-    if st.button("Delete run", type="primary", key="confirm_delete"):
-        with store.writing(data.database()) as con:
-            store.delete_run(con, run_id)
-        st.session_state["deleted_run"] = summary
-        st.rerun()
-
-
 if len(shown):
     labels = {r.id: f"{r.id} · {r.hardware} · {r.model} · {r.workload} · {r.provenance} · "
                     f"{r.points} point(s)" for r in shown.itertuples()}
     chosen = st.selectbox("Run to delete", list(labels), format_func=labels.get,
                           key="delete_choice")
     if st.button("Delete…", key="delete"):
-        confirm_delete(chosen, labels[chosen])
+        st.session_state["pending_delete"] = (chosen, labels[chosen])
+
+# Deleting asks once more, naming the run, before anything is removed.
+pending = st.session_state.get("pending_delete")
+if pending:
+    run_id, summary = pending
+    with st.container(border=True):
+        st.warning("Delete this run and all its points? This cannot be undone.")
+        st.text(summary)
+        yes, no = st.columns(2)
+        if yes.button("Delete run", type="primary", key="confirm_delete"):
+            with store.writing(data.database()) as con:
+                store.delete_run(con, run_id)
+            st.session_state.pop("pending_delete")
+            st.session_state["deleted_run"] = summary
+            st.rerun()
+        if no.button("Cancel", key="cancel_delete"):
+            st.session_state.pop("pending_delete")
+            st.rerun()
 if "deleted_run" in st.session_state:
     st.success(escape_md(f"Deleted {st.session_state.pop('deleted_run')}"))
 

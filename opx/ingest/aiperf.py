@@ -34,12 +34,15 @@ def sniff(path: Path, text: str) -> bool:
         return True                          # claimed so that parse can say what to import
     if path.suffix.lower() == ".csv":
         return csv_layout_owner(path, text) == NAME
-    if not text.lstrip().startswith("{") or '"unit"' not in text:
+    if not text.lstrip().startswith("{"):
         return False
     try:
-        return json_layout_owner(path, loads_lenient(text)) == NAME
+        data = loads_lenient(text)
     except FormatError:
-        return False
+        # Cut short or damaged but named as AIPerf names its summaries (`<stem>_aiperf.json`):
+        # claimed, so that the user hears what is wrong with it rather than "unknown format".
+        return path.name.lower().endswith("_aiperf.json")
+    return json_layout_owner(path, data) == NAME
 
 
 def parse(path: Path, text: str) -> list[Record]:

@@ -42,7 +42,8 @@ SYSTEM_TAGS = ("output_token_throughput", "total_token_throughput", "input_token
 
 SECONDS_PER_TIME_UNIT = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, "sec": 1.0,
                          "seconds": 1.0}
-TOKENS_PER_SECOND_UNITS = {"tokens/sec", "tokens/s"}
+# Older GenAI-Perf labels both system throughputs `per sec`.
+TOKENS_PER_SECOND_UNITS = {"tokens/sec", "tokens/s", "per sec"}
 REQUESTS_PER_SECOND_UNITS = {"requests/sec", "requests/s", "per sec"}
 
 # CSV rows name metrics by their display header; the few whose snake_case differs from the tag.
@@ -122,7 +123,7 @@ def split_csv_label(label: str) -> tuple[str, str | None]:
 def blocks_from_csv(text: str) -> dict[str, StatBlock]:
     """Both tables of a GenAI-Perf / AIPerf CSV as metric blocks. Columns are read by header name,
     so either tool's column order (GenAI-Perf p99 -> p1, AIPerf p1 -> p99, with or without `sum`)
-    works. Tables that are not `Metric,...` (GPU telemetry) are skipped."""
+    works. Other tables (GPU telemetry: `Metric,GPU,...`, `Endpoint,GPU_Index,...`) are skipped."""
     reader = csv.reader(io.StringIO(text.lstrip("\ufeff")))
     blocks: dict[str, StatBlock] = {}
     header: list[str] | None = None
@@ -137,8 +138,8 @@ def blocks_from_csv(text: str) -> dict[str, StatBlock]:
             header = [cell.strip() for cell in row]
             saw_value_table |= header == ["Metric", "Value"]
             continue
-        if header[0] != "Metric":
-            continue                           # telemetry table: not read
+        if header[0] != "Metric" or len(header) < 2 or header[1] not in ("avg", "Value"):
+            continue                           # GPU telemetry (`Metric,GPU,...`): not read
         if len(row) != len(header):
             raise FormatError(f"line {line}", f"has {len(row)} cells where its table's header "
                                               f"has {len(header)}: the file is cut or damaged")
@@ -228,9 +229,17 @@ def _throughputs(blocks: Mapping[str, StatBlock], notes: list[str]) -> dict[str,
                                   "requests per second")
         mean_isl = (blocks["input_sequence_length"].number("avg")
                     if "input_sequence_length" in blocks else None)
+        mean_osl = (blocks["output_sequence_length"].number("avg")
+                    if "output_sequence_length" in blocks else None)
         if total_isl is not None and duration:
             input_ = total_isl / duration
             notes.append("input throughput computed as total input tokens / benchmark duration")
+        elif output is not None and mean_isl is not None and mean_osl:
+            # The same as request throughput x mean ISL, but from figures with more digits in
+            # the CSV, where request throughput is rounded to 2 decimals (0.91 for 0.914).
+            input_ = output * mean_isl / mean_osl
+            notes.append("input throughput computed as output throughput x mean input length / "
+                         "mean output length")
         elif requests_per_s is not None and mean_isl is not None:
             input_ = requests_per_s * mean_isl
             notes.append("input throughput computed as request throughput x mean input length")
@@ -327,12 +336,15 @@ def sniff(path: Path, text: str) -> bool:
         return True                          # claimed so that parse can say what to import
     if path.suffix.lower() == ".csv":
         return csv_layout_owner(path, text) == NAME
-    if not text.lstrip().startswith("{") or '"unit"' not in text:
+    if not text.lstrip().startswith("{"):
         return False
     try:
-        return json_layout_owner(path, loads_lenient(text)) == NAME
+        data = loads_lenient(text)
     except FormatError:
-        return False
+        # Cut short or damaged but named as GenAI-Perf names its summaries: claimed, so that the
+        # user hears what is wrong with it rather than "unknown format".
+        return path.name.lower().endswith("_genai_perf.json")
+    return json_layout_owner(path, data) == NAME
 
 
 def parse(path: Path, text: str) -> list[Record]:

@@ -42,7 +42,9 @@ def sniff(path: Path, text: str) -> bool:
     try:
         data = loads_lenient(text)
     except FormatError:
-        return False
+        # Cut short or damaged but named as LLMPerf names its summaries: claimed, so that the
+        # user hears what is wrong with it rather than "unknown format".
+        return path.name.lower().endswith("_summary.json")
     return isinstance(data, dict) and any(k.startswith("results_") for k in data) and (
         "num_concurrent_requests" in data or "results_num_completed_requests" in data)
 
@@ -63,10 +65,9 @@ def _is_individual_responses(text: str) -> bool:
 def parse(path: Path, text: str) -> list[Record]:
     if _is_individual_responses(text):
         summary = (path.name.replace("_individual_responses.json", "_summary.json")
-                   if path.name.endswith("_individual_responses.json")
-                   else "the matching *_summary.json")
+                   if path.name.endswith("_individual_responses.json") else "*_summary.json")
         raise FormatError("line 1", "per-request records (LLMPerf individual responses): import "
-                                    f"the summary file {summary} instead")
+                                    f"the summary file {summary} of the same run instead")
     data = loads_lenient(text)
     if not isinstance(data, dict):
         raise FormatError("line 1", "expected a JSON object")

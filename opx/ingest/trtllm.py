@@ -29,6 +29,8 @@ _PERFORMANCE_KEYS = ("request_throughput_req_s", "system_output_throughput_tok_s
                      "request_latency_percentiles_ms", "total_latency_ms")
 # `--request_json` writes a list of per-request records with these fields.
 _REQUEST_RECORD_KEYS = ("num_input_tokens", "start_timestamp", "end_timestamp")
+# `get_statistics_dict` writes `engine` first, with `model` as its first key.
+_REPORT_START = re.compile(r'\A\s*\{\s*"engine"\s*:\s*\{\s*"model"\s*:')
 # Quantization values that mean "none".
 _NO_QUANTIZATION = {"", "none", "no_quant"}
 
@@ -36,14 +38,19 @@ _NO_QUANTIZATION = {"", "none", "no_quant"}
 def sniff(path: Path, text: str) -> bool:
     if _is_request_records(text):
         return True                          # claimed so that parse can say what to import
-    if not text.lstrip().startswith("{") or '"performance"' not in text:
-        return False
     try:
-        data = loads_lenient(text)
+        data = loads_lenient(text) if text.lstrip().startswith("{") else None
     except FormatError:
+        # Cut short or damaged: the report's first section is always `engine`, so such a file
+        # is claimed and the user hears what is wrong with it rather than "unknown format".
+        return bool(_REPORT_START.match(text))
+    if not isinstance(data, dict) or "performance" not in data:
         return False
-    return (isinstance(data, dict) and isinstance(data.get("performance"), dict)
-            and any(key in data["performance"] for key in _PERFORMANCE_KEYS))
+    performance = data["performance"]
+    # A damaged `performance` next to the report's `engine` section is still claimed, so that
+    # parse can say what is wrong with it.
+    return (isinstance(performance, dict) and any(key in performance for key in _PERFORMANCE_KEYS)
+            ) or isinstance(data.get("engine"), dict)
 
 
 def _is_request_records(text: str) -> bool:

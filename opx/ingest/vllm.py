@@ -27,6 +27,7 @@ LATENCY_METRICS = {"ttft": "ttft", "tpot": "tpot", "e2el": "e2e", "latency": "e2
 KEPT_PERCENTILES = {50.0: "p50", 90.0: "p90", 99.0: "p99"}
 PERCENTILE_KEY = re.compile(r"^p(\d+(?:\.\d+)?)_(\w+)_ms$")
 SUMMARY_KEY = re.compile(r"^(mean|median)_(\w+)_ms$")
+LATENCY_STATISTIC_KEY = re.compile(r"_(ttft|tpot|itl|e2el|latency)_ms$")
 
 # String-valued keys vLLM writes itself. `--metadata k=v` stores its values as strings at the top
 # level, so any other string-valued top-level key is user metadata.
@@ -54,7 +55,8 @@ SWEEP_RUN_KEY = "run_number"
 
 def sniff(path: Path, text: str) -> bool:
     """A vLLM result object (or a list of them): `completed`, `model_id` or `num_prompts` (which
-    SGLang never writes) and a `*_ttft_ms` statistic. Only the first document is decoded."""
+    SGLang never writes) and a latency statistic such as `p99_ttft_ms`. Only the first document
+    is decoded."""
     try:
         first, _ = json.JSONDecoder().raw_decode(text.lstrip())
     except (ValueError, RecursionError):
@@ -63,7 +65,7 @@ def sniff(path: Path, text: str) -> bool:
         first = first[0]
     return (isinstance(first, dict) and "completed" in first
             and ("model_id" in first or "num_prompts" in first)
-            and any(isinstance(key, str) and key.endswith("_ttft_ms") for key in first))
+            and any(LATENCY_STATISTIC_KEY.search(key) for key in first))
 
 
 def parse(path: Path, text: str) -> list[Record]:
@@ -86,6 +88,9 @@ def parse(path: Path, text: str) -> list[Record]:
         if _is_sweep_warmup(result):
             continue                      # not a measurement; sweep summary.json leaves it out too
         records.append(_record(result, label))
+    if not records:
+        raise FormatError(SWEEP_RUN_KEY, "-1 marks a `vllm bench sweep serve` warm-up run (the "
+                                         "sweep's warmup.json), not a measurement: nothing to import")
     return records
 
 
@@ -113,7 +118,7 @@ def _record(result: dict[str, Any], label: str) -> Record:
     point["note"] = _point_note(result, at)
     point = {key: value for key, value in point.items() if value not in (None, "")}
     check_percentile_order(point, at("percentiles"))
-    return Record(run=_run_facts(result, completed, at), point=point, where=label or "result 1")
+    return Record(run=_run_facts(result, completed, at), point=point, where=label)
 
 
 def _is_sweep_warmup(result: dict[str, Any]) -> bool:
@@ -271,6 +276,7 @@ def _user_facts(result: dict[str, Any], at: Callable[[str], str]) -> dict[str, A
                                           f"{prefill + decode}")
     if facts.get("gpus_total") is None and facts.get("tp") and dp:
         facts["gpus_total"] = facts["tp"] * dp
+        facts["notes"] = f"GPU count {facts['gpus_total']} taken as TP x DP from --metadata"
     if meta:
         facts["meta"] = meta
     return {key: value for key, value in facts.items() if value is not None}

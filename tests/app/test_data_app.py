@@ -1,0 +1,64 @@
+"""The Data page through AppTest: upload, per-file results, search, delete with confirmation."""
+import shutil
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from opx import store
+from tests.conftest import ROOT
+
+FIX = ROOT / "tests" / "fixtures" / "opx-csv"
+
+
+@pytest.fixture
+def db(seed_db, tmp_path, monkeypatch):
+    path = tmp_path / "opx.duckdb"
+    shutil.copy(seed_db, path)
+    monkeypatch.setenv("OPX_DB", str(path))
+    return path
+
+
+def open_data_page():
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.switch_page("pages/data.py")
+    return at.run()
+
+
+def test_upload_imports_good_files_and_reports_bad_ones(db):
+    at = open_data_page()
+    assert not at.exception
+    uploader = at.get("file_uploader")[0]
+    uploader.upload("h200-sweep-part1.csv", (FIX / "h200-sweep-part1.csv").read_bytes(), "text/csv")
+    uploader.upload("broken.json", b'{"completed": 3', "application/json")
+    at.run()
+    at.button(key="import").click().run()
+    assert not at.exception
+    results = next(d.value for d in at.dataframe if "Result" in d.value.columns)
+    by_file = dict(zip(results.File, results.Result))
+    assert by_file["h200-sweep-part1.csv"] == "added 1 run(s), 2 point(s)"
+    assert by_file["broken.json"].startswith("error: ")
+    with store.reading(db) as con:
+        runs, points = store.count_runs(con)
+    assert points == 19 + 2
+
+
+def test_search_and_delete_with_confirmation(db):
+    at = open_data_page()
+    at.text_input(key="runs_search").input("DaoCloud").run()
+    table = next(d.value for d in at.dataframe if "provenance" in d.value.columns)
+    assert len(table) == 1 and table.iloc[0].model == "deepseek-v3.2"
+    at.button(key="delete").click().run()
+    assert not at.exception
+    with store.reading(db) as con:
+        assert store.count_runs(con)[0] == 14          # nothing deleted before confirming
+    at.button(key="confirm_delete").click().run()
+    assert not at.exception
+    with store.reading(db) as con:
+        assert store.count_runs(con)[0] == 13
+    assert any("Deleted" in s.value for s in at.success)
+
+
+def test_downloads_are_offered(db):
+    at = open_data_page()
+    labels = [b.label for b in at.get("download_button")]
+    assert "Runs and points (CSV)" in labels and "Runs and points (Parquet)" in labels

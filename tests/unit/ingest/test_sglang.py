@@ -1,0 +1,230 @@
+"""SGLang `bench_serving` JSONL: every shared real sample with values read from it, the short
+Dec-2024 and full 2025+ lines, the 2026 spellings, and bad input refused with the line named."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from models import Point
+from opx.ingest import core, sglang, vllm
+from opx.ingest.base import FormatError
+from tests.conftest import ROOT
+
+SHARED = ROOT.parent / "shared" / "fixtures"
+OWN = ROOT / "tests" / "fixtures" / "sglang"
+QWEN = "sglang/tp8_dp1_Qwen3-8B_in1024_out128_p100_c100_38769a.DERIVED-stripped.jsonl"
+
+
+def shared(relative: str) -> Path:
+    path = SHARED / relative
+    if not path.is_file():
+        pytest.skip(f"shared fixture {path} is absent (the shared/ folder next to the repository "
+                    "holds third-party samples that are never copied into it)")
+    return path
+
+
+def parse(path: Path):
+    return sglang.parse(path, path.read_text())
+
+
+# -- every shared sample --------------------------------------------------------------------------
+
+def test_every_shared_sglang_sample_is_covered_here():
+    folder = SHARED / "sglang"
+    if not folder.is_dir():
+        pytest.skip(f"shared fixtures folder {folder} is absent")
+    assert {p.name for p in folder.iterdir()} == {
+        "deepseek_dp_mla_output.jsonl", "llama_3_3_70b_offline_output.jsonl",
+        "llama_3_3_70b_online_output.jsonl", Path(QWEN).name}
+
+
+def test_full_2025_sample_qwen3():
+    (record,) = parse(shared(QWEN))
+    point, run = record.point, record.run
+    assert record.where == "line 1"
+    assert point["concurrency"] == 100                 # max_concurrency, not measured 80.6
+    assert "request_rate" not in point                 # bare Infinity
+    assert point["requests_completed"] == 100
+    assert "requests_failed" not in point              # SGLang writes no failed count
+    assert 1 / point["tpot_p99_s"] == pytest.approx(1000 / 195.41099979774992)
+    assert point["tpot_p50_s"] == pytest.approx(0.011149914426108202)
+    assert point["tpot_mean_s"] == pytest.approx(0.02376095063700313)
+    assert point["ttft_p99_s"] == pytest.approx(0.9698566712159663)
+    assert point["e2e_p90_s"] == pytest.approx(1.4385160727659243)
+    assert "tpot_p90_s" not in point                   # SGLang has no TPOT p90: never guessed
+    assert point["throughput_total_tok_s"] == pytest.approx(36459.28749797308)
+    assert point["throughput_input_tok_s"] == pytest.approx(32529.567050504098)
+    assert point["throughput_output_tok_s"] == pytest.approx(3929.720447468979)
+    assert run["framework"] == "sglang"
+    assert (run["isl"], run["osl"]) == (506, 61)      # 50561 / 100, 6108 / 100
+    assert "model" not in run                          # server_info was stripped to a stub
+    assert "gpus_total" not in run and "provenance" not in run
+    assert run["meta"] == {"dataset_name": "random", "random_input_len": "1024",
+                           "random_output_len": "128", "random_range_ratio": "0.0"}
+    Point(**point)
+
+
+def test_short_dec2024_sample_deepseek_with_infinity():
+    (record,) = parse(shared("sglang/deepseek_dp_mla_output.jsonl"))
+    point = record.point
+    assert "request_rate" not in point and "concurrency" not in point
+    assert point["requests_completed"] == 10000
+    assert point["throughput_output_tok_s"] == pytest.approx(12412.394674113431)
+    # No input or total throughput in the short line: input = total_input_tokens / duration.
+    assert point["throughput_input_tok_s"] == pytest.approx(10000 / 412.49091206211597)
+    assert point["throughput_total_tok_s"] == pytest.approx(12412.394674113431
+                                                            + 10000 / 412.49091206211597)
+    assert point["ttft_p50_s"] == pytest.approx(10.014104524045251)
+    assert point["e2e_mean_s"] == pytest.approx(381.23682297268615)
+    assert point["e2e_p50_s"] == pytest.approx(374.5595875820145)
+    assert not any(key.startswith("tpot") for key in point)   # no TPOT in Dec-2024 lines
+    assert (record.run["isl"], record.run["osl"]) == (1, 512)
+    Point(**point)
+
+
+def test_short_dec2024_offline_sample_one_record_per_line():
+    records = parse(shared("sglang/llama_3_3_70b_offline_output.jsonl"))
+    assert [r.where for r in records] == [f"line {n}" for n in range(1, 8)]
+    assert [r.point["requests_completed"] for r in records] == [3000, 4000, 800, 1500, 1500,
+                                                                6000, 2000]
+    assert records[0].point["throughput_output_tok_s"] == pytest.approx(4520.698730654741)
+    assert records[0].point["ttft_p50_s"] == pytest.approx(91.28220983641222)
+    assert all("request_rate" not in r.point for r in records)
+    assert records[6].run["meta"] == {"dataset_name": "sharegpt"}   # no random_* for sharegpt
+
+
+def test_short_dec2024_online_sample_rates():
+    records = parse(shared("sglang/llama_3_3_70b_online_output.jsonl"))
+    assert [r.point["request_rate"] for r in records] == [1.0, 2.0, 4.0, 8.0, 16.0, 4.0, 8.0]
+    assert [r.point["requests_completed"] for r in records] == [300, 600, 1200, 2400, 3200,
+                                                                1200, 2400]
+    assert records[4].point["throughput_output_tok_s"] == pytest.approx(4288.049348197696)
+    assert records[4].point["e2e_p50_s"] == pytest.approx(159.46904255752452)
+    assert all("concurrency" not in r.point for r in records)
+
+
+# -- our own fixtures -----------------------------------------------------------------------------
+
+def test_own_short_lines_with_infinity_and_a_rate():
+    offline, online = parse(OWN / "short_dec2024.jsonl")
+    assert "request_rate" not in offline.point
+    assert online.point["request_rate"] == 4.0
+    assert offline.point["throughput_input_tok_s"] == pytest.approx(1024.0)   # 102400 / 100 s
+    assert offline.point["throughput_total_tok_s"] == pytest.approx(2048.0)
+    assert (offline.run["isl"], offline.run["osl"]) == (1024, 1024)
+    assert offline.run == online.run                    # same configuration -> one run
+
+
+def test_own_full_line_reads_server_info_and_tag():
+    (record,) = parse(OWN / "full_2025.jsonl")
+    run, point = record.run, record.point
+    assert run["model"] == "deepseek-ai/DeepSeek-R1"    # server_info.model_path
+    assert run["framework"] == "sglang"                 # backend sglang-oai
+    assert run["framework_version"] == "0.5.9"
+    assert (run["tp"], run["ep"], run["dp_attention"]) == (8, 8, True)
+    assert "gpus_total" not in run                      # not derived from tp/dp sizes
+    assert run["label"] == "h200-tp8"
+    assert point["concurrency"] == 64
+    assert point["e2e_p90_s"] == pytest.approx(5.3)
+    assert point["throughput_total_tok_s"] == 26214.4
+
+
+def test_own_2026_line_with_total_input_and_no_total_throughput():
+    (record,) = parse(OWN / "refactor_2026.jsonl")
+    assert (record.run["isl"], record.run["osl"]) == (300, 200)   # total_input / total_output
+    assert record.point["throughput_total_tok_s"] == pytest.approx(1000.0)   # 600 + 400
+    assert record.point["request_rate"] == 2.0
+    assert record.run["meta"] == {"dataset_name": "sharegpt"}
+
+
+def test_backend_naming_another_server_sets_its_framework():
+    (record,) = parse(OWN / "vllm_backend.jsonl")
+    assert record.run["framework"] == "vllm"
+    assert "model" not in record.run                    # server_info is null
+
+
+@pytest.mark.parametrize("path", sorted(OWN.glob("*.jsonl")), ids=lambda p: p.name)
+def test_own_fixture_points_are_valid_model_points(path):
+    for record in parse(path):
+        Point(**record.point)
+
+
+# -- bad input ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name, where, problem", [
+    ("empty.jsonl", "line 1", "empty file"),
+    ("string.jsonl", "line 1", "expected a bench_serving result (a JSON object), got str"),
+    ("line_not_object.jsonl", "line 2", "got list"),
+    ("truncated_line.jsonl", "line 2", "not valid JSON"),
+    ("nan_throughput.jsonl", "line 1: output_throughput", "NaN"),
+    ("negative_throughput.jsonl", "line 1: total_throughput", "below 0"),
+    ("percentiles_out_of_order.jsonl", "line 1: percentiles", "out of order"),
+    ("zero_completed.jsonl", "line 1: completed", "0 requests completed: nothing to import"),
+    ("no_completed.jsonl", "line 1: completed", "missing"),
+])
+def test_bad_input_is_refused_with_the_line_named(name, where, problem):
+    with pytest.raises(FormatError) as exc:
+        parse(OWN / "bad" / name)
+    assert exc.value.where == where
+    assert problem in exc.value.problem
+
+
+# -- detection ------------------------------------------------------------------------------------
+
+def _text(path: Path) -> str:
+    return path.read_text(errors="replace")
+
+
+SHARED_SGLANG_FILES = ["sglang/deepseek_dp_mla_output.jsonl",
+                       "sglang/llama_3_3_70b_offline_output.jsonl",
+                       "sglang/llama_3_3_70b_online_output.jsonl", QWEN]
+
+
+@pytest.mark.parametrize("path", sorted(OWN.glob("*.jsonl")), ids=lambda p: p.name)
+def test_sniff_claims_own_sglang_files_and_vllm_does_not(path):
+    assert sglang.sniff(path, _text(path))
+    assert not vllm.sniff(path, _text(path))
+
+
+@pytest.mark.parametrize("relative", SHARED_SGLANG_FILES)
+def test_sniff_claims_every_shared_sglang_file_and_vllm_does_not(relative):
+    path = shared(relative)
+    assert sglang.sniff(path, _text(path))
+    assert not vllm.sniff(path, _text(path))
+
+
+def test_sniff_leaves_every_other_tools_file_alone():
+    if not SHARED.is_dir():
+        pytest.skip(f"shared fixtures folder {SHARED} is absent")
+    others = [p for p in SHARED.rglob("*") if p.is_file() and p.suffix in (".json", ".jsonl")
+              and p.parts[len(SHARED.parts)] != "sglang"]
+    assert others
+    claimed = [str(p.relative_to(SHARED)) for p in others if sglang.sniff(p, _text(p))]
+    assert claimed == []
+
+
+def test_own_vllm_fixtures_are_not_sglang():
+    for path in (ROOT / "tests" / "fixtures" / "vllm").glob("*.json"):
+        assert not sglang.sniff(path, _text(path)), path.name
+
+
+@pytest.mark.parametrize("text", ["", "\n\n", "[", "{", "null", "{}", "Infinity", "not json",
+                                  '{"completed": 1}', "[" * 100_000])
+def test_sniff_never_raises_and_says_no_to_junk(text):
+    assert sglang.sniff(Path("x.jsonl"), text) is False
+
+
+@pytest.mark.parametrize("path", sorted(OWN.glob("*.jsonl")), ids=lambda p: p.name)
+def test_core_detects_own_fixtures_as_sglang(path):
+    assert core.detect(path, _text(path)).NAME == "sglang"
+
+
+def test_core_imports_a_file_when_the_user_gives_hardware_and_gpus(catalog):
+    result = core.parse_file(OWN / "full_2025.jsonl",
+                             core.IngestOptions(hardware="h200", gpus=8), catalog)
+    assert result.ok, result.error
+    assert result.format == "sglang"
+    (run,) = result.runs
+    assert run.framework == "sglang" and run.framework_version == "0.5.9"
+    assert run.deployment.tp == 8 and run.deployment.dp_attention is True
