@@ -30,11 +30,10 @@ SGLANG_ONLY_KEYS = frozenset({"random_input_len", "random_output_len", "random_r
                               "total_output_retokenized"})
 VLLM_ONLY_KEYS = frozenset({"model_id", "num_prompts"})
 
-# `--backend` names the server under test; bench_serving can drive several. Backends that speak a
-# generic API (`openai`, ...) say nothing about the server, so the file's own tool is assumed.
-OTHER_SERVER_BACKENDS = {"vllm": "vllm", "vllm-chat": "vllm", "lmdeploy": "lmdeploy",
-                         "trt": "tensorrt-llm"}
-DEFAULT_FRAMEWORK = "sglang"
+# `--backend` names the server under test: bench_serving has a request function per server kind
+# (`sglang`, `sglang-oai-chat`, `vllm-chat`, `lmdeploy-chat`, `trt`, ...). Backend family -> framework.
+BACKEND_FRAMEWORKS = {"sglang": "sglang", "vllm": "vllm", "lmdeploy": "lmdeploy",
+                      "trt": "tensorrt-llm"}
 
 
 def sniff(path: Path, text: str) -> bool:
@@ -122,9 +121,10 @@ def _throughputs(result: dict[str, Any], at: Callable[[str], str]) -> dict[str, 
 
 
 def _run_facts(result: dict[str, Any], completed: int, at: Callable[[str], str]) -> dict[str, Any]:
-    backend = result.get("backend")
-    run: dict[str, Any] = {"framework": OTHER_SERVER_BACKENDS.get(backend, DEFAULT_FRAMEWORK)
-                           if isinstance(backend, str) else DEFAULT_FRAMEWORK}
+    run: dict[str, Any] = {}
+    framework = _framework(result.get("backend"))
+    if framework:
+        run["framework"] = framework
     if isinstance(result.get("tag"), str) and result["tag"]:
         run["label"] = result["tag"]
     # The 2026 refactor writes the dataclass names (`total_input`) instead of `total_input_tokens`.
@@ -139,6 +139,14 @@ def _run_facts(result: dict[str, Any], completed: int, at: Callable[[str], str])
     if meta:
         run["meta"] = meta
     return run
+
+
+def _framework(backend: Any) -> str | None:
+    """`sglang-oai-chat` -> sglang. A line without a backend is SGLang's own; `gserver`, `truss`
+    and other servers of unstated make give None rather than a guess."""
+    if not isinstance(backend, str) or not backend:
+        return "sglang"
+    return BACKEND_FRAMEWORKS.get(backend.split("-", 1)[0])
 
 
 def _server_facts(server_info: Any, at: Callable[[str], str]) -> dict[str, Any]:

@@ -94,3 +94,29 @@ def test_removing_the_baseline_falls_back(app):
     at.multiselect(key="hw").set_value([]).run()
     assert not at.exception
     assert any("at least one hardware" in i.value for i in at.info)
+
+
+def test_imported_runs_appear_at_once(seed_db, tmp_path, monkeypatch, catalog):
+    import shutil
+
+    from opx.importer import import_files
+    from opx.ingest.core import IngestOptions
+    db = tmp_path / "opx.duckdb"
+    shutil.copy(seed_db, db)
+    monkeypatch.setenv("OPX_DB", str(db))
+    params = {"model": "qwen3-32b", "workload": "isl1000-osl500", "hw": "rtx-6000-pro",
+              "pct": "p50", "target": "42.5", "y": "output"}
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    for k, v in params.items():
+        at.query_params[k] = v
+    at.run()
+    assert any("Unknown model" in w.value for w in at.warning)   # not imported yet
+    import_files([ROOT / "tests" / "fixtures" / "opx-csv" / "unknown-names.csv"], IngestOptions(),
+                 db, catalog)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    for k, v in params.items():
+        at.query_params[k] = v
+    at.run()
+    assert not at.exception and not at.warning
+    table = _table(at).set_index("Hardware")
+    assert table.loc["rtx-6000-pro"].iloc[0] == "310"

@@ -144,6 +144,16 @@ def test_backend_naming_another_server_sets_its_framework():
     assert "model" not in record.run                    # server_info is null
 
 
+@pytest.mark.parametrize("backend, framework", [
+    ("sglang-oai-chat", "sglang"), ("vllm-chat", "vllm"), ("lmdeploy-chat", "lmdeploy"),
+    ("trt", "tensorrt-llm"), ("truss", None), ("gserver", None)])
+def test_backend_families(backend, framework):
+    text = (OWN / "vllm_backend.jsonl").read_text().replace('"backend": "vllm"',
+                                                           f'"backend": "{backend}"')
+    (record,) = sglang.parse(Path("x.jsonl"), text)
+    assert record.run.get("framework") == framework     # a server of unstated make: not guessed
+
+
 @pytest.mark.parametrize("path", sorted(OWN.glob("*.jsonl")), ids=lambda p: p.name)
 def test_own_fixture_points_are_valid_model_points(path):
     for record in parse(path):
