@@ -56,20 +56,27 @@ _SILICON_POINT_NOTE = ("row {id}: derived by Little's law from measured mean TTF
                        "tok/s")
 
 
+# Columns no other tool writes: they identify the file kind, the rest is checked by parse.
+_SIMULATED_MARKERS = ("tokens/s/gpu", "tokens/s/user")
+_SILICON_MARKERS = ("silicon_ttft_ms", "silicon_tpot_ms")
+
+
 def sniff(path: Path, text: str) -> bool:
     columns = set(_header(text))
-    return set(SIMULATED_COLUMNS) <= columns or set(SILICON_COLUMNS) <= columns
+    return set(_SIMULATED_MARKERS) <= columns or set(_SILICON_MARKERS) <= columns
 
 
 def parse(path: Path, text: str) -> list[Record]:
     header, rows = _read_csv(text)
     columns = set(header)
-    if set(SILICON_COLUMNS) <= columns:
-        return _silicon_records(rows)
-    missing = [c for c in SIMULATED_COLUMNS if c not in columns]
+    silicon = bool(columns & set(_SILICON_MARKERS))
+    required = SILICON_COLUMNS if silicon else SIMULATED_COLUMNS
+    missing = [c for c in required if c not in columns]
     if missing:
-        raise FormatError("header", f"missing column(s) {', '.join(missing)}: neither an "
-                                    "AIConfigurator pareto/best_config_topn CSV nor silicon_sample.csv")
+        kind = "silicon_sample.csv" if silicon else "an AIConfigurator pareto/best_config_topn CSV"
+        raise FormatError("header", f"missing column(s) {', '.join(missing)} of {kind}")
+    if silicon:
+        return _silicon_records(rows)
     return _simulated_records(rows, disaggregated="(d)workers" in columns)
 
 
@@ -286,6 +293,7 @@ class _Measurement:
     point: dict[str, Any]
     measured: str                # the row's `measured=` date, or ""
     where: str
+    warning: str = ""            # about the configuration, so the same for all its points
 
 
 def _silicon_records(rows: list[tuple[int, dict[str, str]]]) -> list[Record]:
@@ -296,14 +304,14 @@ def _silicon_records(rows: list[tuple[int, dict[str, str]]]) -> list[Record]:
         if measurement is not None:
             key = json.dumps(measurement.facts, sort_keys=True)
             groups.setdefault(key, []).append(measurement)
-    notes = _SILICON_NOTE + _skipped_note(skipped, len(rows))
+    skipped_note = _skipped_note(skipped, len(rows))
     records = []
     for group in groups.values():
         run = dict(group[0].facts)
         latest = max(m.measured for m in group)
         if latest:
             run["date"] = latest[:10]
-        run["notes"] = notes
+        run["notes"] = _SILICON_NOTE + group[0].warning + skipped_note
         records.extend(Record(run=run, point=m.point, where=m.where) for m in group)
     return records
 
@@ -339,7 +347,8 @@ def _measurement(row: dict[str, str], where: str, skipped: Counter[str]) -> _Mea
 
     mode = row["mode"].strip()
     if mode == "agg":
-        layout, meta = _layout_facts(_worker(row, _SILICON_WORKER, where), None, None)
+        workers = [_worker(row, _SILICON_WORKER, where)]
+        layout, meta = _layout_facts(workers[0], None, None)
     elif mode == "disagg":
         if not (row.get("prefill_num_workers") or "").strip() or \
                 not (row.get("decode_num_workers") or "").strip():
@@ -347,12 +356,12 @@ def _measurement(row: dict[str, str], where: str, skipped: Counter[str]) -> _Mea
             # and so any per-GPU figure, is unknown. AIC's own tools skip these rows too.
             skipped["disaggregated rows without worker counts (GPU count unknown)"] += 1
             return None
-        layout, meta = _layout_facts(
-            None,
-            (_positive_whole(row, "prefill_num_workers", where),
-             _worker(row, _silicon_worker_columns("prefill"), where)),
-            (_positive_whole(row, "decode_num_workers", where),
-             _worker(row, _silicon_worker_columns("decode"), where)))
+        prefill = (_positive_whole(row, "prefill_num_workers", where),
+                   _worker(row, _silicon_worker_columns("prefill"), where))
+        decode = (_positive_whole(row, "decode_num_workers", where),
+                  _worker(row, _silicon_worker_columns("decode"), where))
+        workers = [prefill[1], decode[1]]
+        layout, meta = _layout_facts(None, prefill, decode)
     else:
         raise FormatError(f"{where}: mode", f"expected agg or disagg, got {mode!r}")
 
@@ -371,7 +380,22 @@ def _measurement(row: dict[str, str], where: str, skipped: Counter[str]) -> _Mea
                                        if k not in _PER_MEASUREMENT_TAGS)
     facts["meta"] = meta
     point = _littles_law_point(row, where, concurrency, isl, osl)
-    return _Measurement(facts=facts, point=point, measured=per_point.get("measured", ""), where=where)
+    return _Measurement(facts=facts, point=point, measured=per_point.get("measured", ""),
+                        where=where, warning=_doubled_layout_warning(workers))
+
+
+def _doubled_layout_warning(workers: list[_Worker]) -> str:
+    """Rows with TP n and attention-DP n (n > 1, MoE-EP n x n) look like InferenceX's
+    "TPn EPn DP-attention" on n GPUs with n counted twice; AIC's successor notes that older
+    dumps inflate TP x DP. We keep the file's count and say so, rather than guess another."""
+    doubled = [w for w in workers if w.tp == w.dp > 1]
+    if not doubled:
+        return ""
+    w = doubled[0]
+    return (f". Caution: the layout tp{w.tp} x attention-dp{w.dp} = {w.tp * w.dp} GPUs per worker "
+            f"is kept as the file states it, but it may be InferenceX's TP{w.tp} with "
+            f"DP-attention on {w.tp} GPUs counted twice, which would make per-GPU figures "
+            f"{w.dp}x too low")
 
 
 def _littles_law_point(row: dict[str, str], where: str, concurrency: float, isl: int,

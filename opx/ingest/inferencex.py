@@ -68,24 +68,27 @@ _AGENTIC_NOTE = ("AgentX throughputs are the file's system totals; its per-GPU f
 
 def sniff(path: Path, text: str) -> bool:
     head = text.lstrip("\ufeff \t\r\n")[:1]
-    if head not in ("{", "[") or '"conc"' not in text:
+    if head not in ("{", "[") or not any(f'"{key}"' in text for key in _FIGURE_KEYS):
         return False
     try:
         data = json.loads(text)
     except ValueError:
         # A damaged file that still shows our keys is ours, so that parse can say where it breaks
         # instead of "unknown format".
-        return (('"hw"' in text or '"hardware"' in text) and not _MS_KEY.search(text)
-                and any(f'"{key}"' in text for key in _FIGURE_KEYS))
+        return ('"hw"' in text or '"hardware"' in text) and not _MS_KEY.search(text)
     rows = data if isinstance(data, list) else [data]
-    return bool(rows) and all(isinstance(row, dict) and _looks_like_row(row) for row in rows[:5])
+    # The first row decides; parse then checks every row and says which one is wrong.
+    return bool(rows) and isinstance(rows[0], dict) and _looks_like_row(rows[0])
 
 
 def _looks_like_row(row: dict) -> bool:
-    return ("conc" in row and ("hw" in row or "hardware" in row)
-            and any(key in row for key in _FIGURE_KEYS)
-            and not any(key in row for key in _FOREIGN_KEYS)
-            and not any(str(key).endswith("_ms") for key in row))
+    if not ("hw" in row or "hardware" in row) or any(key in row for key in _FOREIGN_KEYS) \
+            or any(str(key).endswith("_ms") for key in row):
+        return False
+    # `tput_per_gpu` and `request_metrics` are InferenceX's own words; a nested `metrics` object
+    # is only ours together with `conc`.
+    return "tput_per_gpu" in row or "request_metrics" in row or (
+        "conc" in row and any(key in row for key in _FIGURE_KEYS))
 
 
 def parse(path: Path, text: str) -> list[Record]:

@@ -31,7 +31,7 @@ SGLANG_ONLY_KEYS = frozenset({"random_input_len", "random_output_len", "random_r
 VLLM_ONLY_KEYS = frozenset({"model_id", "num_prompts"})
 
 # `--backend` names the server under test: bench_serving has a request function per server kind
-# (`sglang`, `sglang-oai-chat`, `vllm-chat`, `lmdeploy-chat`, `trt`, ...). Backend family -> framework.
+# (`sglang`, `sglang-oai-chat`, `vllm-chat`, `lmdeploy-chat`, `trt`, ...). Family -> framework.
 BACKEND_FRAMEWORKS = {"sglang": "sglang", "vllm": "vllm", "lmdeploy": "lmdeploy",
                       "trt": "tensorrt-llm"}
 

@@ -89,8 +89,8 @@ def parse(path: Path, text: str) -> list[Record]:
             continue                      # not a measurement; sweep summary.json leaves it out too
         records.append(_record(result, label))
     if not records:
-        raise FormatError(SWEEP_RUN_KEY, "-1 marks a `vllm bench sweep serve` warm-up run (the "
-                                         "sweep's warmup.json), not a measurement: nothing to import")
+        raise FormatError(SWEEP_RUN_KEY, "-1 marks a `vllm bench sweep serve` warm-up run "
+                                         "(warmup.json), not a measurement: nothing to import")
     return records
 
 
