@@ -39,6 +39,8 @@ class ViewState(BaseModel):
     xscale: XScale = "log"
     runs: bool = False                           # draw every run's own curve
     points: bool = False                         # draw non-frontier points
+    a: str = "vr-nvl72"                          # /compare: system A
+    b: str = "gb300-nvl72"                       # /compare: system B
 
     @field_validator("target")
     @classmethod
@@ -139,13 +141,16 @@ class ViewState(BaseModel):
                                f"{format_number(TARGET_MIN)} and {format_number(TARGET_MAX)} "
                                "tok/s/user; the default was used.")
 
-        raw_baseline = get("baseline")
-        if raw_baseline is not None:
-            slug = catalog.resolve_hardware(raw_baseline) if catalog else raw_baseline
+        for name, label in (("baseline", "baseline hardware"), ("a", "hardware A"),
+                            ("b", "hardware B")):
+            raw = get(name)
+            if raw is None:
+                continue
+            slug = catalog.resolve_hardware(raw) if catalog else raw
             if slug is None:
-                notices.append(f"Unknown baseline hardware `{raw_baseline}` in the link was ignored.")
+                notices.append(f"Unknown {label} `{raw}` in the link was ignored.")
             else:
-                values["baseline"] = slug
+                values[name] = slug
 
         for flag in ("runs", "points"):
             raw = get(flag)
@@ -165,15 +170,12 @@ class ViewState(BaseModel):
             else:
                 notices.append(f"Saved view name `{raw_view}` in the link is not valid; it was ignored.")
 
-        known = set(QUERY_FIELDS) | set(EXTRA_KNOWN_PARAMS)
         for key in params:
-            if key not in known:
+            if key not in QUERY_FIELDS:
                 notices.append(f"Unknown link parameter `{key}` was ignored.")
         return cls(**values), notices
 
 
-# Parameters of other pages, documented in docs/url-params.md; the Explorer keeps them untouched.
-EXTRA_KNOWN_PARAMS: tuple[str, ...] = ("a", "b")
 QUERY_FIELDS: tuple[str, ...] = tuple(ViewState.model_fields)
 
 

@@ -2,6 +2,8 @@
 exactly what the link shows. Labels and units come from the metric registry."""
 from __future__ import annotations
 
+import datetime as dt
+
 import altair as alt
 import pandas as pd
 
@@ -39,7 +41,10 @@ def _tooltip(y_title: str, x_title: str) -> list[alt.Tooltip]:
     ]
 
 
-def explorer_chart(view: ExplorerView, catalog: Catalog) -> alt.LayerChart:
+def explorer_chart(view: ExplorerView, catalog: Catalog, link: str = "",
+                   as_of: dt.date | None = None) -> alt.LayerChart:
+    """The Explorer's chart; it carries its context (choices, provenance, sources, date, link) in
+    its title so an exported image stands on its own."""
     state = view.state
     x_metric = metrics.interactivity(state.pct)
     y_metric = metrics.y_metric(state.y)
@@ -120,10 +125,28 @@ def explorer_chart(view: ExplorerView, catalog: Catalog) -> alt.LayerChart:
     title = alt.TitleParams(
         text=f"{y_metric.label} vs interactivity: {catalog.model_name(state.model)}, "
              f"{catalog.workload_name(state.workload)}, {state.pct.upper()}",
-        subtitle=[f"Provenance: {_provenance_summary(view)}. Per-GPU figures divide by all GPUs."],
+        subtitle=context_lines(view, link, as_of),
         anchor="start", font=FONT, subtitleFont=FONT)
     return alt.layer(*layers).properties(width=WIDTH, height=HEIGHT, title=title).configure_axis(
         labelFont=FONT, titleFont=FONT).configure_legend(labelFont=FONT, titleFont=FONT)
+
+
+MAX_SOURCE_CHARS = 110
+
+
+def context_lines(view: ExplorerView, link: str = "", as_of: dt.date | None = None) -> list[str]:
+    """Provenance, sources and date, as lines under the chart title."""
+    lines = [f"Target {format_number(view.state.target)} tok/s/user, {view.state.pct.upper()}. "
+             f"Provenance: {_provenance_summary(view)}. Per-GPU figures divide by all GPUs."]
+    sources = list(dict.fromkeys(list(view.points.get("source_text", []))
+                                 + list(view.references.get("source_text", []))))
+    for source in sources[:4]:
+        short = source if len(source) <= MAX_SOURCE_CHARS else source[:MAX_SOURCE_CHARS - 1] + "…"
+        lines.append(f"Source: {short}")
+    if len(sources) > 4:
+        lines.append(f"… and {len(sources) - 4} more sources (see the data export)")
+    lines.append(f"opx, {(as_of or dt.date.today()).isoformat()}" + (f" · {link}" if link else ""))
+    return lines
 
 
 def _provenance_summary(view: ExplorerView) -> str:

@@ -42,6 +42,14 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument("--dry-run", action="store_true", help="validate and write nothing")
     _db_arg(ingest)
 
+    exp = sub.add_parser("export", help="write what a link shows as a chart or data file")
+    exp.add_argument("link", metavar="LINK", help="a share link, or its path and query "
+                                                 "(e.g. '/compare?a=vr-nvl72&b=gb300-nvl72')")
+    exp.add_argument("--format", required=True,
+                     choices=("png", "svg", "pdf", "html", "csv", "json", "vl.json", "parquet"))
+    exp.add_argument("-o", "--output", required=True, metavar="FILE")
+    _db_arg(exp)
+
     runs = sub.add_parser("runs", help="list, show or delete stored runs")
     runs_sub = runs.add_subparsers(dest="runs_command", required=True)
     lst = runs_sub.add_parser("list", help="one line per stored run")
@@ -142,6 +150,32 @@ def cmd_runs_show(args) -> int:
     return 0
 
 
+def cmd_export(args) -> int:
+    from opx import views
+    from opx.catalog import Resolver, load_catalog
+    from opx.links import parse_link
+    path = db_path(args.db)
+    catalog = load_catalog()
+    with store.reading(path) as con:
+        known = {c: store.distinct_values(con, c) for c in ("hardware", "model", "workload")}
+    link = parse_link(args.link, Resolver(catalog, known["hardware"], known["model"],
+                                          known["workload"]))
+    for notice in link.notices:
+        print(f"note: LINK: {notice}", file=sys.stderr)
+    base = ""
+    if "://" in args.link:
+        from urllib.parse import urlsplit
+        parts = urlsplit(args.link)
+        base = f"{parts.scheme}://{parts.netloc}"
+    data = views.render_link(link, args.format, path, catalog, base_url=base)
+    out = Path(args.output)
+    tmp = out.with_name(out.name + ".part")
+    tmp.write_bytes(data)
+    tmp.replace(out)          # a failed export never leaves half a file
+    print(f"{out}: {args.format}, {len(data):,} bytes")
+    return 0
+
+
 def cmd_db_init(args) -> int:
     from opx.builtin import builtin_runs
     path = db_path(args.db)
@@ -181,6 +215,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     handler = {("db", "init"): cmd_db_init,
                ("ingest", None): cmd_ingest,
+               ("export", None): cmd_export,
                ("runs", "list"): cmd_runs_list,
                ("runs", "show"): cmd_runs_show,
                ("runs", "delete"): cmd_runs_delete}[

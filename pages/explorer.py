@@ -43,7 +43,7 @@ with right:
                     on_change=urlstate.sync_slider_from_target)
 
 state = urlstate.state_from_widgets()
-urlstate.write_url(state, keep=("a", "b"))
+urlstate.write_url(state)
 
 try:
     view = data.explorer_view(state)

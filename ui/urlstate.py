@@ -7,8 +7,6 @@ the widgets run, the state they hold is written back to the URL with defaults le
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 import streamlit as st
 
 from models import ViewState
@@ -42,6 +40,7 @@ def seed_from_url(resolver: SlugResolver) -> list[str]:
     ss["baseline"] = state.effective_baseline()
     ss["source"] = list(state.source)
     ss["runs"], ss["points"] = state.runs, state.points
+    ss["a"], ss["b"] = state.a, state.b
     ss[_NOTICES] = notices
     return notices
 
@@ -52,16 +51,14 @@ def state_from_widgets() -> ViewState:
     return ViewState(model=ss["model"], workload=ss["workload"], hw=hw, pct=ss["pct"], y=ss["y"],
                      target=float(ss["target"]), source=tuple(ss.get("source", ())),
                      baseline=ss.get("baseline"), xscale=ss["xscale"],
-                     runs=bool(ss["runs"]), points=bool(ss["points"]))
+                     runs=bool(ss["runs"]), points=bool(ss["points"]),
+                     a=ss.get("a", ViewState().a), b=ss.get("b", ViewState().b))
 
 
-def write_url(state: ViewState, keep: Iterable[str] = ()) -> None:
+def write_url(state: ViewState) -> None:
     """Put the state in the address bar (defaults left out) if it is not there already."""
     query = state.to_query()
     current = _current_query()
-    for key in keep:
-        if key in current:
-            query[key] = current[key]
     if _canonical(query) != _canonical(current):
         st.query_params.from_dict(query)
     st.session_state[_LAST_URL] = _canonical(query)

@@ -1,0 +1,103 @@
+"""What a link shows, as files: the chart spec, the data behind it, and a JSON summary. The pages'
+download buttons and `python -m opx export` both call these, so a file is what the link shows."""
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from models import Catalog, ViewState
+from opx import export, metrics
+from opx.charts import explorer_chart
+from opx.errors import OpxError
+from opx.explorer import ExplorerView, HardwareSummary, explore
+from opx.links import Link, build_link
+
+EXPORTABLE_PAGES = ("explorer", "compare")
+
+
+def compare_state(state: ViewState) -> ViewState:
+    """/compare shows A and B with B as the baseline (enough of Compare for its export)."""
+    return state.model_copy(update={"hw": (state.a, state.b), "baseline": state.b})
+
+
+def view_for(link: Link, db: Path, catalog: Catalog) -> ExplorerView:
+    if link.page not in EXPORTABLE_PAGES:
+        raise OpxError("LINK", "path", f"exporting `{link.path}` is not supported yet; "
+                                       f"exportable pages: /, /compare")
+    state = compare_state(link.state) if link.page == "compare" else link.state
+    return explore(db, state, catalog)
+
+
+def chart_spec(view: ExplorerView, catalog: Catalog, link_text: str,
+               as_of: dt.date | None = None) -> dict:
+    return explorer_chart(view, catalog, link=link_text, as_of=as_of).to_dict()
+
+
+def chart_data(view: ExplorerView) -> pd.DataFrame:
+    """Every mark's data, with the metric names of the registry."""
+    x = metrics.interactivity(view.state.pct).column
+    y = metrics.y_metric(view.state.y).column
+    cols = ["hardware", "label", "run_id", "provenance", "concurrency", "x", "y", "framework",
+            "precision", "deployment", "gpus_total", "date", "point_note", "source_text"]
+    frames = []
+    if not view.points.empty:
+        pts = view.points.assign(mark=[
+            "envelope" if e else ("run curve" if r and view.state.runs else "point")
+            for e, r in zip(view.points.on_envelope, view.points.on_run_frontier)])
+        frames.append(pts[cols + ["mark"]])
+    if not view.references.empty:
+        frames.append(view.references.assign(mark="reference (interactivity not stated)")[cols + ["mark"]])
+    if not frames:
+        return pd.DataFrame(columns=[*cols, "mark"])
+    out = pd.concat(frames, ignore_index=True)
+    return out.rename(columns={"x": x, "y": y, "source_text": "source", "point_note": "note"})
+
+
+def _value_json(s: HardwareSummary) -> dict[str, Any]:
+    return {"hardware": s.hardware, "name": s.name,
+            "at_target": s.at_target.value if s.at_target.status == "ok" else None,
+            "at_target_status": s.at_target.text or "ok", "at_target_exact": s.at_target.exact,
+            "reachable": s.at_target.status == "ok",
+            "target_provenance": s.target_provenance, "target_source": s.target_source,
+            "peak": s.peak, "peak_provenance": s.peak_provenance, "peak_source": s.peak_source}
+
+
+def summary_json(link: Link, view: ExplorerView, link_text: str) -> dict[str, Any]:
+    state = view.state
+    y = metrics.y_metric(state.y)
+    base = {"link": link_text, "page": link.page, "model": state.model,
+            "workload": state.workload, "percentile": state.pct, "target_tok_s_user": state.target,
+            "metric": {"key": y.key, "label": y.label, "unit": y.unit, "formula": y.formula},
+            "exported": dt.date.today().isoformat(), "notices": link.notices, "notes": view.notes}
+    by_hw = {s.hardware: s for s in view.summaries}
+    if link.page == "compare":
+        a, b = by_hw[state.a], by_hw[state.b]
+        return {**base, "a": _value_json(a), "b": _value_json(b),
+                "multiple_at_target": a.multiple_at_target.value,
+                "multiple_at_target_text": a.multiple_at_target.text,
+                "multiple_at_peak": a.multiple_at_peak.value,
+                "multiple_at_peak_text": a.multiple_at_peak.text}
+    return {**base, "baseline": view.baseline,
+            "hardware": [{**_value_json(s),
+                          "multiple_at_target": s.multiple_at_target.value if s.multiple_at_target else None,
+                          "multiple_at_target_text": s.multiple_at_target.text if s.multiple_at_target else "baseline",
+                          "multiple_at_peak": s.multiple_at_peak.value if s.multiple_at_peak else None,
+                          "multiple_at_peak_text": s.multiple_at_peak.text if s.multiple_at_peak else "baseline"}
+                         for s in view.summaries]}
+
+
+def render_link(link: Link, fmt: str, db: Path, catalog: Catalog, base_url: str = "") -> bytes:
+    """The file `fmt` of what `link` shows."""
+    if fmt not in export.FORMATS:
+        raise OpxError("--format", fmt, f"unknown format; known: {', '.join(export.FORMATS)}")
+    view = view_for(link, db, catalog)
+    link_text = build_link(link.path, link.state, base_url)
+    kind = export.FORMATS[fmt].kind
+    if kind == "chart":
+        return export.render(fmt, chart_spec(view, catalog, link_text))
+    if fmt == "json":
+        return export.render(fmt, summary_json(link, view, link_text))
+    return export.render(fmt, chart_data(view))
