@@ -42,6 +42,11 @@ class ExplorerView:
     summaries: list[HardwareSummary]
     notes: list[str] = field(default_factory=list)
 
+    def run_ids(self) -> list[str]:
+        """The runs whose figures are on screen."""
+        ids = [df.run_id for df in (self.points, self.references) if not df.empty]
+        return sorted(set(pd.concat(ids))) if ids else []
+
     def provenance_table(self) -> pd.DataFrame:
         """One row per figure drawn: where it comes from and what its source says about it."""
         cols = {"hardware_name": "Hardware", "label": "Run", "provenance": "Provenance",

@@ -3,22 +3,30 @@ import io
 
 import streamlit as st
 
-from opx import store
+from models import ViewState
+
+from opx import saved_views, store
 from opx.errors import OpxError
+from opx.links import build_link
 from opx.importer import import_uploads
 from opx.ingest.core import MAX_FILE_BYTES, IngestOptions, format_names
-from ui import data
+from ui import data, share
+from ui.permissions import can_write
 from ui.text import escape_md
 
 catalog = data.catalog()
+allowed, why = can_write()
 st.title("Data")
+if not allowed:
+    st.info(escape_md(why), icon="🔒")
 
 # -- import ---------------------------------------------------------------------------------------
 st.header("Import result files")
 st.caption(escape_md(f"Formats detected automatically: {', '.join(format_names())}. Each file is "
                      f"imported whole or not at all; files over {MAX_FILE_BYTES // 2**20} MiB are "
                      "refused. Re-importing a file changes nothing."))
-uploads = st.file_uploader("Result files", accept_multiple_files=True, key="uploads")
+uploads = st.file_uploader("Result files", accept_multiple_files=True, key="uploads",
+                           disabled=not allowed, help=why or None)
 with st.expander("What the files do not say (these override the files)"):
     c1, c2, c3 = st.columns(3)
     hardware = c1.selectbox("Hardware", [""] + data.options("hardware"), key="in_hardware",
@@ -36,10 +44,12 @@ with st.expander("What the files do not say (these override the files)"):
                        format_func=lambda f: f or "detect")
 
 col_check, col_import = st.columns(2)
-check = col_check.button("Check without importing", disabled=not uploads, key="check")
-do_import = col_import.button("Import", type="primary", disabled=not uploads, key="import")
+check = col_check.button("Check without importing", disabled=not uploads or not allowed,
+                         key="check", help=why or None)
+do_import = col_import.button("Import", type="primary", disabled=not uploads or not allowed,
+                              key="import", help=why or None)
 
-if (check or do_import) and uploads:
+if (check or do_import) and uploads and allowed:
     meta, bad = {}, []
     for line in meta_text.splitlines():
         if not line.strip():
@@ -99,7 +109,7 @@ if len(shown):
                     f"{r.points} point(s)" for r in shown.itertuples()}
     chosen = st.selectbox("Run to delete", list(labels), format_func=labels.get,
                           key="delete_choice")
-    if st.button("Delete…", key="delete"):
+    if st.button("Delete…", key="delete", disabled=not allowed, help=why or None):
         st.session_state["pending_delete"] = (chosen, labels[chosen])
 
 # Deleting asks once more, naming the run, before anything is removed.
@@ -110,7 +120,7 @@ if pending:
         st.warning("Delete this run and all its points? This cannot be undone.")
         st.text(summary)
         yes, no = st.columns(2)
-        if yes.button("Delete run", type="primary", key="confirm_delete"):
+        if yes.button("Delete run", type="primary", key="confirm_delete", disabled=not allowed):
             with store.writing(data.database()) as con:
                 store.delete_run(con, run_id)
             st.session_state.pop("pending_delete")
@@ -121,6 +131,36 @@ if pending:
             st.rerun()
 if "deleted_run" in st.session_state:
     st.success(escape_md(f"Deleted {st.session_state.pop('deleted_run')}"))
+
+# -- saved views ----------------------------------------------------------------------------------
+st.header("Saved views")
+try:
+    with store.reading(data.database()) as con:
+        views = saved_views.list_views(con)
+except OpxError as exc:
+    views = []
+    st.error(escape_md(f"error: {exc}"))
+if not views:
+    st.caption("No saved views yet: name a view on the Explorer to get a short link.")
+for v in views:
+    with st.container(border=True):
+        link = build_link(v.path, ViewState(view=v.slug), share.base_url())
+        st.markdown(f"**{escape_md(v.title)}** · [open]({link}) · saved "
+                    f"{v.created_at:%Y-%m-%d %H:%M}, data version {v.data_version}")
+        c1, c2, c3 = st.columns([3, 1, 1], vertical_alignment="bottom")
+        new_title = c1.text_input("Title", value=v.title, key=f"rename_{v.slug}",
+                                  disabled=not allowed, label_visibility="collapsed")
+        if c2.button("Rename", key=f"do_rename_{v.slug}", disabled=not allowed, help=why or None):
+            try:
+                with store.writing(data.database()) as con:
+                    saved_views.rename(con, v.slug, new_title)
+                st.rerun()
+            except OpxError as exc:
+                st.error(escape_md(f"error: {exc}"))
+        if c3.button("Delete", key=f"del_view_{v.slug}", disabled=not allowed, help=why or None):
+            with store.writing(data.database()) as con:
+                saved_views.delete(con, v.slug)
+            st.rerun()
 
 # -- download -------------------------------------------------------------------------------------
 st.header("Download")

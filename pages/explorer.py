@@ -6,7 +6,7 @@ from models.view import TARGET_MAX, TARGET_MIN, format_number
 from opx import metrics
 from opx.charts import explorer_chart
 from opx.errors import OpxError
-from ui import data, urlstate
+from ui import data, share, urlstate
 from ui.text import escape_md
 
 catalog = data.catalog()
@@ -42,8 +42,10 @@ with right:
     st.number_input("Typed target (tok/s/user)", TARGET_MIN, TARGET_MAX, step=1.0, key="target",
                     on_change=urlstate.sync_slider_from_target)
 
-state = urlstate.state_from_widgets()
-urlstate.write_url(state)
+state = urlstate.write_url(urlstate.state_from_widgets())
+saved_info = urlstate.saved_view_info()
+if saved_info:
+    st.info(escape_md(saved_info), icon="🔖")
 
 try:
     view = data.explorer_view(state)
@@ -80,7 +82,8 @@ if base and others:
 if not state.hw:
     st.info("Choose at least one hardware in the sidebar.")
 else:
-    st.altair_chart(explorer_chart(view, catalog), key="explorer_chart", theme=None)
+    st.altair_chart(explorer_chart(view, catalog, link=share.share_link("/", state)),
+                    key="explorer_chart", theme=None)
     st.caption("Lines: each hardware's envelope (frontier over all its runs under the filters), "
                "interpolated monotonically between points and never extrapolated. Marker shape: "
                "provenance. Dashed horizontal lines: throughput figures published without an "
@@ -95,3 +98,8 @@ provenance = view.provenance_table()
 if not provenance.empty:
     with st.expander("Sources and notes of the figures shown", expanded=False):
         st.dataframe(provenance, hide_index=True, key="explorer_sources")
+
+st.subheader("Share and export")
+share.share_box("/", state)
+share.save_view_box("/", state, run_ids=view.run_ids())
+share.export_buttons("/", "explorer", state, key="explorer_export")

@@ -14,6 +14,7 @@ from models.view import SlugResolver
 
 _LAST_URL = "_opx_last_url"
 _NOTICES = "_opx_notices"
+_SAVED = "_opx_saved_view"        # (slug, title, query of the saved state) while it is shown
 TARGET_SLIDER_MAX = 2500.0
 
 
@@ -32,6 +33,10 @@ def seed_from_url(resolver: SlugResolver) -> list[str]:
         return []
     state, notices = ViewState.from_query(query, resolver)
     ss = st.session_state
+    ss[_SAVED] = None
+    if state.view:
+        state, saved_notices = _open_saved_view(state, resolver)
+        notices += saved_notices
     ss["model"], ss["workload"] = state.model, state.workload
     ss["hw"] = list(state.hw)
     ss["pct"], ss["y"], ss["xscale"] = state.pct, state.y, state.xscale
@@ -45,6 +50,32 @@ def seed_from_url(resolver: SlugResolver) -> list[str]:
     return notices
 
 
+def _open_saved_view(state: ViewState, resolver: SlugResolver) -> tuple[ViewState, list[str]]:
+    from opx import saved_views
+    from ui import data
+    slug = state.view
+    try:
+        saved, missing = saved_views.load(data.database(), slug)
+    except Exception as exc:   # the page itself reports an unreadable database
+        return state.model_copy(update={"view": None}), [f"Saved view `{slug}` could not be read: {exc}"]
+    if saved is None:
+        return state.model_copy(update={"view": None}), [f"There is no saved view `{slug}`."]
+    restored, notices = ViewState.from_query(saved.params(), resolver)
+    st.session_state[_SAVED] = (saved.slug, saved.title, saved.query)
+    st.session_state["_opx_saved_info"] = (
+        f"Saved view “{saved.title}”, saved {saved.created_at:%Y-%m-%d %H:%M} on data version "
+        f"{saved.data_version}.")
+    if missing:
+        notices.append(f"{len(missing)} of the {len(saved.run_ids)} runs this view showed when it "
+                       "was saved have been deleted since; the chart shows what remains.")
+    return restored.model_copy(update={"view": saved.slug}), notices
+
+
+def saved_view_info() -> str | None:
+    """A line describing the saved view on screen, while the view is unchanged."""
+    return st.session_state.get("_opx_saved_info") if st.session_state.get(_SAVED) else None
+
+
 def state_from_widgets() -> ViewState:
     ss = st.session_state
     hw = tuple(ss.get("hw", ()))
@@ -55,13 +86,25 @@ def state_from_widgets() -> ViewState:
                      a=ss.get("a", ViewState().a), b=ss.get("b", ViewState().b))
 
 
-def write_url(state: ViewState) -> None:
-    """Put the state in the address bar (defaults left out) if it is not there already."""
-    query = state.to_query()
+def write_url(state: ViewState) -> ViewState:
+    """Put the state in the address bar (defaults left out) if it is not there already. While a
+    saved view is shown unchanged the address stays its short `?view=<slug>` link; returns the
+    state with `view` set accordingly."""
+    from urllib.parse import urlencode
+    saved = st.session_state.get(_SAVED)
+    plain = state.model_copy(update={"view": None})
+    if saved and urlencode(plain.to_query(), doseq=True) == saved[2]:
+        state = plain.model_copy(update={"view": saved[0]})
+        query = {"view": [saved[0]]}
+    else:
+        st.session_state[_SAVED] = None
+        state = plain
+        query = state.to_query()
     current = _current_query()
     if _canonical(query) != _canonical(current):
         st.query_params.from_dict(query)
     st.session_state[_LAST_URL] = _canonical(query)
+    return state
 
 
 def sync_target_from_slider() -> None:

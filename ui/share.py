@@ -1,0 +1,74 @@
+"""The Share and Export controls every page shows: the full link, ready to copy, and downloads
+that build their file only when clicked, with the same code as `python -m opx export`."""
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+import streamlit as st
+
+from models import ViewState
+from opx import export, views
+from opx.links import Link, build_link
+from ui import data
+
+
+def base_url() -> str:
+    """scheme://host[:port] of this browser session (empty outside a browser, e.g. in AppTest)."""
+    try:
+        url = st.context.url or ""
+    except Exception:
+        url = ""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}" if parts.scheme and parts.netloc else ""
+
+
+def share_link(path: str, state: ViewState) -> str:
+    return build_link(path, state, base_url())
+
+
+def share_box(path: str, state: ViewState) -> None:
+    st.caption("Share: this link opens the same view for anyone (copy with the button on the right).")
+    st.code(share_link(path, state), language=None, wrap_lines=True)
+
+
+def save_view_box(path: str, state: ViewState, run_ids: list[str]) -> None:
+    """Name the current view and get a short link stored in the database."""
+    from opx import saved_views, store
+    from opx.errors import OpxError
+    from ui.permissions import can_write
+    from ui.text import escape_md
+    allowed, why = can_write()
+    with st.form("save_view", border=False):
+        cols = st.columns([3, 1], vertical_alignment="bottom")
+        title = cols[0].text_input("Name this view to get a short link", key="save_view_title",
+                                   disabled=not allowed, help=why or None,
+                                   placeholder="e.g. Rubin vs GB300 at 387 tok/s/user")
+        submitted = cols[1].form_submit_button("Save view", disabled=not allowed, help=why or None)
+    if not allowed:
+        st.caption(escape_md(why))
+    if submitted and allowed:
+        try:
+            with store.writing(data.database()) as con:
+                saved = saved_views.save(con, title, path, state, run_ids)
+        except OpxError as exc:
+            st.error(escape_md(f"error: {exc}"))
+        else:
+            st.success(escape_md(f"Saved “{saved.title}”."))
+            st.code(build_link(path, ViewState(view=saved.slug), base_url()), language=None)
+
+
+def export_buttons(path: str, page: str, state: ViewState, key: str) -> None:
+    """One download per format; nothing is rendered until its button is clicked."""
+    link = Link(path, state)
+    cols = st.columns(len(export.FORMATS))
+    for col, fmt in zip(cols, export.FORMATS.values()):
+        label = {"vl.json": "Vega-Lite", "json": "JSON summary", "csv": "CSV data",
+                 "parquet": "Parquet data"}.get(fmt.name, fmt.name.upper())
+
+        def build(fmt_name: str = fmt.name) -> bytes:
+            return views.render_link(link, fmt_name, data.database(), data.catalog(),
+                                     base_url=base_url())
+
+        col.download_button(label, build, file_name=export.file_name(page, state, fmt.name),
+                            mime=fmt.mime, on_click="ignore", key=f"{key}_{fmt.name}",
+                            width="stretch")
