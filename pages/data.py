@@ -10,11 +10,12 @@ from opx.errors import OpxError
 from opx.links import build_link
 from opx.importer import import_uploads
 from opx.ingest.core import MAX_FILE_BYTES, IngestOptions, format_names
-from ui import data, share
+from ui import data, permissions, share
 from ui.permissions import can_write
 from ui.text import escape_md
 
 catalog = data.catalog()
+permissions.sidebar_controls()
 allowed, why = can_write()
 st.title("Data")
 if not allowed:

@@ -6,10 +6,11 @@ from models.view import TARGET_MAX, TARGET_MIN, format_number
 from opx import metrics
 from opx.charts import explorer_chart
 from opx.errors import OpxError
-from ui import data, share, urlstate
+from ui import data, permissions, share, urlstate
 from ui.text import escape_md
 
 catalog = data.catalog()
+permissions.sidebar_controls()
 notices = urlstate.seed_from_url(data.resolver())
 
 st.title("Operating-point explorer")

@@ -1,8 +1,16 @@
 """Whether this session may write (read-only serving, admin token)."""
 import streamlit as st
 
-from opx.settings import write_permission
+from opx.settings import admin_token, read_only, write_permission
 
 
 def can_write() -> tuple[bool, str]:
     return write_permission(st.session_state.get("admin_token", ""))
+
+
+def sidebar_controls() -> None:
+    """Every page calls this first: the read-only notice, or the admin token field."""
+    if read_only():
+        st.sidebar.info("Read-only: this opx can be viewed and exported, not changed.")
+    elif admin_token():
+        st.sidebar.text_input("Admin token (needed for changes)", type="password", key="admin_token")

@@ -49,11 +49,11 @@ _SILICON_NOTE = ("Measured TTFT and TPOT (means) from AIConfigurator's silicon_s
                  "throughput derived by Little's law: request time = TTFT + (OSL - 1) x TPOT, "
                  "output tok/s = concurrency x OSL / request time, input tok/s = concurrency x "
                  "ISL / request time")
-_SILICON_POINT_NOTE = ("row {id}: derived by Little's law from measured mean TTFT {ttft:.6g} ms and "
-                       "TPOT {tpot:.6g} ms at concurrency {conc:g}: request time = TTFT + ({osl} - 1)"
-                       " x TPOT = {time:.6g} s; output = {conc:g} x {osl} / {time:.6g} s = "
-                       "{output:.6g} tok/s; input = {conc:g} x {isl} / {time:.6g} s = {input:.6g} "
-                       "tok/s")
+_SILICON_POINT_NOTE = ("row {id}: derived by Little's law from measured mean TTFT {ttft:.6g} ms "
+                       "and TPOT {tpot:.6g} ms at concurrency {conc:g}: request time = TTFT + "
+                       "({osl} - 1) x TPOT = {time:.6g} s; output = {conc:g} x {osl} / "
+                       "{time:.6g} s = {output:.6g} tok/s; input = {conc:g} x {isl} / "
+                       "{time:.6g} s = {input:.6g} tok/s")
 
 
 # Columns no other tool writes: they identify the file kind, the rest is checked by parse.
@@ -91,16 +91,19 @@ def _read_csv(text: str) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
     """Header and (line number, row) pairs. A row whose cell count differs from the header's is
     refused: it is a damaged or cut-short file, never something to guess around."""
     reader = csv.reader(io.StringIO(text.lstrip("\ufeff")))
-    header = [cell.strip() for cell in next(reader, [])]
     rows = []
-    for cells in reader:
-        if not any(cell.strip() for cell in cells):
-            continue
-        if len(cells) != len(header):
-            cut = " (the file looks cut short)" if not text.endswith("\n") else ""
-            raise FormatError(f"line {reader.line_num}",
-                              f"has {len(cells)} cells, the header has {len(header)}{cut}")
-        rows.append((reader.line_num, dict(zip(header, cells))))
+    try:
+        header = [cell.strip() for cell in next(reader, [])]
+        for cells in reader:
+            if not any(cell.strip() for cell in cells):
+                continue
+            if len(cells) != len(header):
+                cut = " (the file looks cut short)" if not text.endswith("\n") else ""
+                raise FormatError(f"line {reader.line_num}",
+                                  f"has {len(cells)} cells, the header has {len(header)}{cut}")
+            rows.append((reader.line_num, dict(zip(header, cells))))
+    except csv.Error as exc:        # a stray quote or carriage return inside a cell
+        raise FormatError(f"line {reader.line_num}", f"not valid CSV ({exc})") from None
     return header, rows
 
 
@@ -199,8 +202,10 @@ def _simulated_columns(prefix: str) -> dict[str, str]:
 def _simulated_record(row: dict[str, str], where: str, disaggregated: bool) -> Record:
     gpus = _positive_whole(row, "num_total_gpus", where)
     if disaggregated:
-        prefill = (_positive_whole(row, "(p)workers", where), _worker(row, _simulated_columns("(p)"), where))
-        decode = (_positive_whole(row, "(d)workers", where), _worker(row, _simulated_columns("(d)"), where))
+        prefill = (_positive_whole(row, "(p)workers", where),
+                   _worker(row, _simulated_columns("(p)"), where))
+        decode = (_positive_whole(row, "(d)workers", where),
+                  _worker(row, _simulated_columns("(d)"), where))
         layout, meta = _layout_facts(None, prefill, decode)
         role = "(d)"     # hardware, backend and quantization of the decode pool, as for TP/EP
     else:
@@ -409,6 +414,9 @@ def _littles_law_point(row: dict[str, str], where: str, concurrency: float, isl:
         raise FormatError(f"{where}: {'silicon_ttft_ms' if ttft_ms is None else 'silicon_tpot_ms'}",
                           "missing or 0: the point has no latency to derive a throughput from")
     request_time = (ttft_ms + (osl - 1) * tpot_ms) / 1000.0
+    if request_time <= 0:           # OSL 1 with TTFT 0: no time, no rate
+        raise FormatError(f"{where}: silicon_ttft_ms",
+                          "is 0 with OSL 1: no request time to derive a throughput from")
     output = concurrency * osl / request_time
     input_ = concurrency * isl / request_time
     point = {"concurrency": concurrency, "ttft_mean_s": ttft_ms / 1000.0,

@@ -109,6 +109,8 @@ def _from_json(text: str) -> Record:
         run["meta"] = meta
     if dig(data, "metadata.submission_valid") is False:
         reasons = dig(data, "metadata.submission_invalid_reasons") or []
+        if not isinstance(reasons, list):
+            reasons = [reasons]
         notes.append("AIPerf marked this run an invalid submission"
                      + (f" ({', '.join(map(str, reasons))})" if reasons else ""))
     if data.get("was_cancelled") is True:

@@ -110,7 +110,6 @@ def blocks_from_json(metrics: Mapping[str, Any], where_prefix: str = "",
     return blocks
 
 
-
 def split_csv_label(label: str) -> tuple[str, str | None]:
     """`Request Latency (ms)` -> (`request_latency`, `ms`); `Request Count` -> (`request_count`,
     None). Only the last parenthesised group is the unit: `Effective Latency (CO-aware) (ms)`."""
@@ -120,16 +119,27 @@ def split_csv_label(label: str) -> tuple[str, str | None]:
     return _CSV_TAG_ALIASES.get(tag, tag), unit
 
 
+def _csv_rows(reader: Any) -> Any:
+    """The reader's rows, with the csv module's own error turned into a FormatError."""
+    while True:
+        try:
+            yield next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise FormatError(f"line {reader.line_num}", f"not valid CSV ({exc})") from None
+
+
 def blocks_from_csv(text: str) -> dict[str, StatBlock]:
     """Both tables of a GenAI-Perf / AIPerf CSV as metric blocks. Columns are read by header name,
     so either tool's column order (GenAI-Perf p99 -> p1, AIPerf p1 -> p99, with or without `sum`)
     works. Other tables (GPU telemetry: `Metric,GPU,...`, `Endpoint,GPU_Index,...`) are skipped."""
-    reader = csv.reader(io.StringIO(text.lstrip("\ufeff")))
+    reader = csv.reader(io.StringIO(text.lstrip("\ufeff"), newline=""))
     blocks: dict[str, StatBlock] = {}
     header: list[str] | None = None
     saw_value_table = False
     line = 0
-    for row in reader:
+    for row in _csv_rows(reader):
         line = reader.line_num
         if not any(cell.strip() for cell in row):
             header = None                      # a blank line ends a table
@@ -175,6 +185,8 @@ def summarize(blocks: Mapping[str, StatBlock], *, streaming: bool | None) -> Sum
     `time_to_first_token`, equal to `request_latency`), so its TTFT and TPOT stay out."""
     point: dict[str, Any] = {}
     notes: list[str] = []
+    if streaming is None and _ttft_is_request_latency(blocks):
+        streaming = False                  # the file does not say, but its figures do
     for metric, tag in LATENCY_TAGS.items():
         block = blocks.get(tag)
         if block is None:
@@ -205,6 +217,16 @@ def summarize(blocks: Mapping[str, StatBlock], *, streaming: bool | None) -> Sum
         raise FormatError("file", "no summary metrics (request_latency, time_to_first_token, "
                                   "inter_token_latency, output_token_throughput, ...)")
     return Summary(point, run, notes)
+
+
+def _ttft_is_request_latency(blocks: Mapping[str, StatBlock]) -> bool:
+    """True when TTFT's statistics are request latency's, as in a non-streaming GenAI-Perf run."""
+    ttft, e2e = blocks.get("time_to_first_token"), blocks.get("request_latency")
+    if ttft is None or e2e is None:
+        return False
+    stats = ("avg", *PERCENTILES)
+    return all(ttft.values.get(s) is not None for s in stats) and all(
+        ttft.values.get(s) == e2e.values.get(s) for s in stats)
 
 
 def _throughputs(blocks: Mapping[str, StatBlock], notes: list[str]) -> dict[str, float]:
@@ -392,6 +414,7 @@ def _from_json(path: Path, text: str) -> Record:
     framework = _framework(service_kind, backend)
     if framework:
         run["framework"] = framework
+        run["meta"] = {"service_kind": str(service_kind)}    # Triton in front of that backend
 
     summary = summarize(blocks_from_json(data),
                         streaming=streaming if isinstance(streaming, bool) else None)
@@ -410,12 +433,16 @@ def _from_csv(path: Path, text: str) -> Record:
     return summary_record({}, point, summary, notes)
 
 
+# GenAI-Perf's `--backend` values, spelled as the other importers spell frameworks.
+_FRAMEWORK_BY_BACKEND = {"tensorrtllm": "tensorrt-llm", "vllm": "vllm"}
+
+
 def _framework(service_kind: Any, backend: Any) -> str | None:
     """The serving backend, when the file really names it. `backend` (default `tensorrtllm`) is
     only used with Triton's service kinds; an OpenAI-compatible endpoint does not say what serves
     it."""
     if service_kind in ("triton", "tensorrtllm_engine") and isinstance(backend, str) and backend:
-        return backend
+        return _FRAMEWORK_BY_BACKEND.get(backend, backend)
     return None
 
 

@@ -106,7 +106,7 @@ def parse(path: Path, text: str) -> list[Record]:
 
 
 def _at(where: str, key: str) -> str:
-    """Field path for error messages: `p99_tpot` in a single row, `[3].metrics.p99_tpot` in an array."""
+    """Field path for errors: `p99_tpot` in a single row, `[3].metrics.p99_tpot` in an array."""
     return f"{where}.{key}" if where else key
 
 
@@ -116,10 +116,12 @@ def _record(row: dict, where: str) -> Record:
     hardware_field = "hw" if "hw" in row else "hardware"
     runner = row.get(hardware_field)
     if not isinstance(runner, str) or not runner.strip():
-        raise FormatError(_at(where, hardware_field), "missing: every InferenceX row names its hardware")
+        raise FormatError(_at(where, hardware_field),
+                          "missing: every InferenceX row names its hardware")
     concurrency = number(row.get("conc"), _at(where, "conc"))
     if not concurrency:
-        raise FormatError(_at(where, "conc"), "missing or 0: every InferenceX row states its concurrency")
+        raise FormatError(_at(where, "conc"),
+                          "missing or 0: every InferenceX row states its concurrency")
 
     nested = row.get("request_metrics")
     if nested is not None and not isinstance(nested, dict):
@@ -135,8 +137,8 @@ def _record(row: dict, where: str) -> Record:
     point: dict[str, Any] = {"concurrency": concurrency}
     if nested is not None:
         point.update(_nested_latencies(nested, _at(where, "request_metrics")))
-        point.update(_agentic_throughputs(_nested_throughputs(nested, _at(where, "request_metrics")),
-                                          gpus, where))
+        totals = _nested_throughputs(nested, _at(where, "request_metrics"))
+        point.update(_agentic_throughputs(totals, gpus, where))
     else:
         point.update(_flat_latencies(figures, figures_where))
         if agentic:
@@ -148,11 +150,12 @@ def _record(row: dict, where: str) -> Record:
             _reconcile_interactivity(figures, figures_where, point)
             point.update(_converted_throughputs(figures, figures_where, gpus, row))
     point.update(_request_counts(row, where))
-    note = _point_note(row, nested, figures, gpus)
+    note = _point_note(row, nested, figures)
     if note:
         point["note"] = note
     check_percentile_order(point, where or "row")
-    return Record(run=_run_facts(row, runner, agentic, gpus, where), point=point, where=where or "row")
+    return Record(run=_run_facts(row, runner, agentic, gpus, where), point=point,
+                  where=where or "row")
 
 
 # -- GPU counts --------------------------------------------------------------------------------------
@@ -327,11 +330,12 @@ def _agentic_throughputs(figures: dict[str, float | None], gpus: _Gpus | None, w
             return {**out, "throughput_total_per_gpu": per_gpu}
         out["throughput_total_tok_s"] = per_gpu * gpus.total
     elif per_gpu is not None and gpus is not None:
-        expected = out["throughput_total_tok_s"] / gpus.total
+        total = out["throughput_total_tok_s"]
+        expected = total / gpus.total
         if abs(per_gpu - expected) > _SUM_RELATIVE_SLACK * expected + _SUM_SLACK_PER_GPU:
             raise FormatError(_at(where, "tput_per_gpu"),
-                              f"{per_gpu:g} tok/s/GPU, but the total {out['throughput_total_tok_s']:g} "
-                              f"tok/s over {gpus.total} GPUs ({gpus.how}) is {expected:g}")
+                              f"{per_gpu:g} tok/s/GPU, but the total {total:g} tok/s over "
+                              f"{gpus.total} GPUs ({gpus.how}) is {expected:g}")
     _check_total(out, where or "row", gpus)
     return out
 
@@ -472,8 +476,8 @@ def _meta(row: dict, runner: str, model: str | None, model_id: str, gpus: _Gpus 
 
 
 def _pool(row: dict, role: str, gpus: int | None) -> str:
-    """`2 workers x TP4 EP4 DPA, 8 GPUs`: one pool of a disaggregated deployment."""
-    parts = [f"{row.get(f'{role}_num_workers', '?')} workers x TP{row.get(f'{role}_tp', '?')}"]
+    """`2 x TP4 EP4 DPA, 8 GPUs` (workers x layout): one pool of a disaggregated deployment."""
+    parts = [f"{row.get(f'{role}_num_workers', '?')} x TP{row.get(f'{role}_tp', '?')}"]
     if row.get(f"{role}_ep") not in (None, "", 1):
         parts.append(f"EP{row.get(f'{role}_ep')}")
     if _flag(row.get(f"{role}_dp_attention")):
@@ -481,29 +485,35 @@ def _pool(row: dict, role: str, gpus: int | None) -> str:
     return " ".join(parts) + f", {gpus} GPUs"
 
 
-def _point_note(row: dict, nested: dict | None, figures: dict, gpus: _Gpus | None) -> str:
-    """What a point needs to be read right that has no column of its own: the cache hit rates
-    and request sizes of an AgentX point, or a per-GPU figure that could not be converted."""
-    parts = []
+def _point_note(row: dict, nested: dict | None, figures: dict) -> str:
+    """What an AgentX point needs to be read right and has no field of its own: cache hit rates
+    and request sizes."""
     if nested is not None:
-        cache = nested.get("cache") if isinstance(nested.get("cache"), dict) else {}
-        server = row.get("server_metrics") if isinstance(row.get("server_metrics"), dict) else {}
-        server_cache = server.get("cache") if isinstance(server.get("cache"), dict) else {}
-        tokens = nested.get("tokens") if isinstance(nested.get("tokens"), dict) else {}
+        cache, tokens = _object(nested, "cache"), _object(nested, "tokens")
+        server_cache = _object(_object(row, "server_metrics"), "cache")
         rates = (("theoretical prefix-cache hit rate", cache.get("theoretical_cache_hit_rate")),
                  ("server GPU cache hit rate", server_cache.get("gpu_cache_hit_rate")),
                  ("server CPU cache hit rate", server_cache.get("cpu_cache_hit_rate")))
-        sizes = ((tokens.get("input") or {}).get("mean"),
-                 (tokens.get("output_actual") or {}).get("mean"))
+        sizes = (_object(tokens, "input").get("mean"), _object(tokens, "output_actual").get("mean"))
     else:
         rates = (("theoretical prefix-cache hit rate", figures.get("theoretical_cache_hit_rate")),
                  ("server GPU cache hit rate", figures.get("server_gpu_cache_hit_rate")),
                  ("server CPU cache hit rate", figures.get("server_cpu_cache_hit_rate")))
         sizes = (figures.get("mean_input_tokens"), figures.get("mean_output_tokens_actual"))
-    parts += [f"{label} {value:.3f}" for label, value in rates if isinstance(value, (int, float))]
-    if all(isinstance(v, (int, float)) for v in sizes):
+    parts = [f"{label} {value:.3f}" for label, value in rates if _is_number(value)]
+    if all(_is_number(v) for v in sizes):
         parts.append(f"mean {sizes[0]:,.0f} input / {sizes[1]:,.0f} output tokens per request")
     return "; ".join(parts)
+
+
+def _object(parent: dict, key: str) -> dict:
+    """A nested object of an optional block; anything else counts as absent."""
+    value = parent.get(key)
+    return value if isinstance(value, dict) else {}
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _text(value: Any) -> str:

@@ -22,7 +22,7 @@ from opx.ingest.base import (FormatError, Record, check_percentile_order, intege
 NAME = "trtllm-bench"
 DESCRIPTION = "TensorRT-LLM trtllm-bench report (`--report_json`)"
 
-FRAMEWORK = "trtllm"
+FRAMEWORK = "tensorrt-llm"          # the spelling the other importers use
 _PERCENTILES = ("p50", "p90", "p99")
 # Keys that only a report's `performance` section has; one is enough to recognise it.
 _PERFORMANCE_KEYS = ("request_throughput_req_s", "system_output_throughput_tok_s",

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from models import Point
-from opx.ingest import aiperf, genai_perf, llmperf, trtllm
+from opx.ingest import aiperf, genai_perf
 from opx.ingest.base import FormatError, Record
 from tests.conftest import ROOT
 
@@ -125,6 +125,15 @@ def test_real_csv_matches_json_to_csv_precision():
 
 
 @needs_shared
+def test_non_streaming_is_recognised_without_the_setting():
+    data = json.loads(read(C10_JSON))
+    del data["input_config"]
+    rec = parse_one(genai_perf, C10_JSON, json.dumps(data))
+    assert not any(k.startswith(("ttft", "tpot")) for k in rec.point)
+    assert "non-streaming" in rec.run["notes"]
+
+
+@needs_shared
 def test_streaming_setting_keeps_ttft_when_the_run_streamed():
     data = json.loads(read(C10_JSON))
     data["input_config"]["endpoint"]["streaming"] = True
@@ -188,6 +197,7 @@ def test_own_flat_2024_config_in_request_rate_mode():
     assert p["requests_completed"] == 237
     assert rec.run["model"] == "meta-llama/Meta-Llama-3-8B-Instruct"
     assert rec.run["framework"] == "vllm"                     # Triton with the vLLM backend
+    assert rec.run["meta"] == {"service_kind": "triton"}
 
 
 @pytest.mark.parametrize("name, where, problem", [

@@ -38,7 +38,7 @@ def test_streaming_report():
     assert "concurrency" not in p and "63.7" in p["note"]
     run = rec.run
     assert run["model"] == "deepseek-ai/DeepSeek-R1"
-    assert (run["framework"], run["framework_version"]) == ("trtllm", "1.0.0")
+    assert (run["framework"], run["framework_version"]) == ("tensorrt-llm", "1.0.0")
     assert run["precision"] == "FP8_BLOCK_SCALES"
     assert (run["tp"], run["ep"], run["mtp"]) == (8, 8, True)
     assert (run["isl"], run["osl"]) == (1024, 1024)

@@ -1,0 +1,83 @@
+"""Exports are real files of the right kind, built by the same code as the page."""
+import json
+
+import pytest
+
+from opx import export, views
+from opx.errors import OpxError
+from opx.links import build_link, parse_link
+from models import ViewState
+
+SIGNATURES = {
+    "png": lambda b: b[:8] == b"\x89PNG\r\n\x1a\n",
+    "pdf": lambda b: b[:5] == b"%PDF-",
+    "svg": lambda b: b"<svg" in b[:200],
+    "html": lambda b: b.lstrip().lower().startswith(b"<!doctype html>"),
+    "vl.json": lambda b: json.loads(b)["$schema"].startswith("https://vega.github.io/schema/vega-lite/"),
+    "csv": lambda b: b.splitlines()[0].startswith(b"hardware,"),
+    "parquet": lambda b: b[:4] == b"PAR1" and b[-4:] == b"PAR1",
+    "json": lambda b: isinstance(json.loads(b), dict),
+}
+
+
+@pytest.mark.parametrize("fmt", list(export.FORMATS))
+@pytest.mark.parametrize("link", ["/", "/compare?target=500", "/?pct=p50&hw=none"])
+def test_every_format_writes_a_real_file(seed_db, catalog, fmt, link):
+    data = views.render_link(parse_link(link), fmt, seed_db, catalog)
+    assert SIGNATURES[fmt](data), data[:80]
+
+
+def test_html_is_offline_and_holds_the_spec(seed_db, catalog):
+    html = views.render_link(parse_link("/"), "html", seed_db, catalog).decode()
+    assert "Total throughput per GPU vs interactivity" in html
+    assert '"$schema"' in html or "vega-lite" in html
+    assert "<script src=" not in html.replace("'", '"')
+    assert "cdn.jsdelivr" not in html
+
+
+def test_png_is_rendered_at_twice_the_size(seed_db, catalog):
+    import struct
+    png = views.render_link(parse_link("/"), "png", seed_db, catalog)
+    svg = views.render_link(parse_link("/"), "svg", seed_db, catalog).decode()
+    width_px = struct.unpack(">I", png[16:20])[0]
+    svg_width = float(svg.split('width="', 1)[1].split('"', 1)[0])
+    assert width_px == pytest.approx(2 * svg_width, abs=2)
+
+
+def test_the_chart_carries_its_context(seed_db, catalog):
+    spec = json.loads(views.render_link(parse_link("/"), "vl.json", seed_db, catalog))
+    subtitle = " ".join(spec["title"]["subtitle"])
+    assert "Vera Rubin NVL72: preview" in subtitle and "GB300 NVL72: derived" in subtitle
+    assert "Source: vLLM (Inferact), 2026-11-12" in subtitle
+    assert "opx, 20" in subtitle                       # the date
+
+
+def test_compare_json_holds_both_sides_and_both_multiples(seed_db, catalog):
+    data = json.loads(views.render_link(parse_link("/compare"), "json", seed_db, catalog))
+    for side, hw in (("a", "vr-nvl72"), ("b", "gb300-nvl72")):
+        assert data[side]["hardware"] == hw
+        assert {"at_target", "peak", "reachable"} <= set(data[side])
+    assert data["a"]["at_target"] == pytest.approx(1.7e6) and data["b"]["reachable"] is True
+    assert data["multiple_at_target"] == pytest.approx(58.0, rel=1e-3)
+    assert data["multiple_at_peak"] == pytest.approx(2.7, rel=1e-3)
+    unreachable = json.loads(views.render_link(parse_link("/compare?target=500"), "json",
+                                               seed_db, catalog))
+    assert unreachable["b"]["reachable"] is False and unreachable["multiple_at_target"] is None
+    assert "cannot reach 500" in unreachable["multiple_at_target_text"]
+
+
+def test_file_names_say_what_they_hold():
+    name = export.file_name("explorer", ViewState(), "png")
+    assert name == "opx-explorer_deepseek-v4.1-flash_agentx_vr-nvl72_gb300-nvl72_p90-at-387.png"
+
+
+def test_links_round_trip_and_bad_links_are_errors(catalog):
+    state = ViewState(model="deepseek-r1", hw=("h200",), target=42.5, runs=True)
+    link = build_link("/", state, "http://example.org:8501")
+    assert link.startswith("http://example.org:8501/?")
+    assert parse_link(link, catalog).state == state
+    assert parse_link("/compare?a=h200&b=b200").state.a == "h200"
+    with pytest.raises(OpxError, match="not a page"):
+        parse_link("/nowhere?x=1")
+    with pytest.raises(OpxError, match="not supported yet"):
+        views.view_for(parse_link("/latency"), None, catalog)
