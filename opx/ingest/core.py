@@ -178,6 +178,7 @@ def parse_file(path: Path, options: IngestOptions, catalog: Catalog,
             raise OpxError(shown, "file", f"holds no results ({module.NAME})")
         source = f"{Path(shown).name} (sha256 {digest})"
         result.runs = build_runs(shown, records, options, catalog, source, result.notices)
+        result.notices = list(dict.fromkeys(result.notices))
     except OpxError as exc:
         result.error = str(exc)
     return result
@@ -198,6 +199,32 @@ def build_runs(shown: str, records: Sequence[Record], options: IngestOptions, ca
         where = recs[0].where or "file"
         runs.append(_run(shown, where, facts, meta, recs, catalog, source, notices))
     return runs
+
+
+_FACT_FLAGS = {"hardware": ("which hardware ran it", "--hardware H", "hardware=H"),
+               "model": ("which model it served", "--model M", "model=M"),
+               "gpus": ("how many GPUs served it (there is no per-GPU figure without it)",
+                        "--gpus N", "gpus=N"),
+               "workload": ("its workload or ISL/OSL", "--workload W", "workload=W")}
+
+
+def _all_missing(shown: str, facts: dict, meta: dict) -> None:
+    """When a file lacks several facts, say all of them at once rather than one per attempt."""
+    def given(key: str) -> bool:
+        return facts.get(key) not in (None, "")
+    missing = [k for k in ("hardware", "model") if not given(k)]
+    if not (given("gpus_total") or (given("gpus_prefill") and given("gpus_decode"))
+            or (given("tp") and "dp" in meta)):
+        missing.append("gpus")
+    if not (given("workload") or (given("isl") and given("osl"))):
+        missing.append("workload")
+    if len(missing) < 2:
+        return          # one missing fact gets its own message below
+    what = "; ".join(_FACT_FLAGS[k][0] for k in missing)
+    flags = " ".join(_FACT_FLAGS[k][1] for k in missing)
+    meta_keys = " ".join(f"--meta {_FACT_FLAGS[k][2]}" for k in missing)
+    raise OpxError(shown, ", ".join(missing),
+                   f"the file does not say {what}; pass {flags} (or {meta_keys})")
 
 
 def _need(shown: str, facts: dict, key: str, flag: str, meta_key: str) -> Any:
@@ -280,6 +307,7 @@ def _date(shown: str, value: Any) -> dt.date | None:
 
 def _run(shown: str, where: str, facts: dict, meta: dict, recs: Sequence[Record],
          catalog: Catalog, source: str, notices: list[str]) -> Run:
+    _all_missing(shown, facts, meta)
     hardware = _slug(shown, "hardware", _need(shown, facts, "hardware", "--hardware", "hardware"),
                      catalog.resolve_hardware, notices)
     model = _slug(shown, "model", _need(shown, facts, "model", "--model", "model"),

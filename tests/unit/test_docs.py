@@ -35,3 +35,21 @@ def _commands(parser, prefix=()):
 @pytest.mark.parametrize("command", list(_commands(build_parser())), ids=" ".join)
 def test_every_cli_command_is_in_the_readme(command):
     assert "python -m opx " + " ".join(command) in (ROOT / "README.md").read_text()
+
+
+def _format_pages():
+    from opx.ingest.core import formats
+    return [m.NAME for m in formats()]
+
+
+@pytest.mark.parametrize("name", _format_pages())
+def test_every_import_format_has_a_page_and_a_row(name):
+    assert (ROOT / "docs" / "formats" / f"{name}.md").exists(), name
+    assert f"| `{name}` |" in (ROOT / "docs" / "formats" / "README.md").read_text()
+
+
+@pytest.mark.parametrize("fmt", ["png", "svg", "pdf", "html", "csv", "json", "vl.json", "parquet"])
+def test_every_export_format_is_in_the_readme(fmt):
+    from opx.export import FORMATS
+    assert fmt in FORMATS
+    assert fmt in (ROOT / "README.md").read_text()
