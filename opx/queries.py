@@ -158,6 +158,6 @@ def runs_overview(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     """The Data page's table: one row per run with its provenance, source and point count."""
     return con.execute(
         "SELECT r.id, r.hardware, r.model, r.workload, r.framework, r.precision, r.gpus_total, "
-        "r.provenance, count(p.seq) AS points, r.date, r.label, r.source, r.ingested_at "
+        "r.provenance, count(p.seq) AS points, r.date, r.label, r.source, r.notes, r.ingested_at "
         "FROM runs r LEFT JOIN points p ON p.run_id = r.id GROUP BY ALL "
         "ORDER BY r.ingested_at DESC, r.model, r.hardware, r.id").df()

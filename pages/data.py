@@ -108,8 +108,13 @@ st.dataframe(shown.drop(columns=["ingested_at"]), hide_index=True, key="runs_tab
 if len(shown):
     labels = {r.id: f"{r.id} · {r.hardware} · {r.model} · {r.workload} · {r.provenance} · "
                     f"{r.points} point(s)" for r in shown.itertuples()}
-    chosen = st.selectbox("Run to delete", list(labels), format_func=labels.get,
-                          key="delete_choice")
+    chosen = st.selectbox("Run", list(labels), format_func=labels.get, key="delete_choice")
+    detail = shown[shown.id == chosen].iloc[0]
+    # Shown as plain text: labels, notes and sources come from imported files.
+    st.text("\n".join(f"{name}: {'' if value is None else value}" for name, value in (
+        ("label", detail.label), ("framework", detail.framework), ("precision", detail.precision),
+        ("provenance", detail.provenance), ("source", detail.source),
+        ("notes", detail.notes))))
     if st.button("Delete…", key="delete", disabled=not allowed, help=why or None):
         st.session_state["pending_delete"] = (chosen, labels[chosen])
 

@@ -5,6 +5,7 @@ In CI (CI=true) a missing browser is a failure; on a user's machine the tests sk
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -37,10 +38,20 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def server(seed_db):
+def server_db(seed_db, tmp_path_factory) -> Path:
+    """Each test module's server gets its own copy: browser tests write (uploads, saved views)."""
+    path = tmp_path_factory.mktemp("e2e") / "opx.duckdb"
+    shutil.copy(seed_db, path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def server(server_db):
     _require_browser()
     port = _free_port()
-    env = {**os.environ, "OPX_DB": str(seed_db)}
+    env = {**os.environ, "OPX_DB": str(server_db)}
+    env.pop("OPX_READ_ONLY", None)
+    env.pop("OPX_ADMIN_TOKEN", None)
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
          "--server.headless", "true", "--server.port", str(port), "--server.address", "127.0.0.1",
