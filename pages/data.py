@@ -95,7 +95,7 @@ except OpxError as exc:
     st.error(escape_md(f"error: {exc}"))
     st.stop()
 
-query = st.text_input("Search runs (any column)", key="runs_search")
+query = st.text_input("Search runs (any column)", key="q", bind="query-params")
 shown = runs
 if query.strip():
     needle = query.strip().lower()

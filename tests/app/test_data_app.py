@@ -44,7 +44,7 @@ def test_upload_imports_good_files_and_reports_bad_ones(db):
 
 def test_search_and_delete_with_confirmation(db):
     at = open_data_page()
-    at.text_input(key="runs_search").input("DaoCloud").run()
+    at.text_input(key="q").input("DaoCloud").run()
     table = next(d.value for d in at.dataframe if "provenance" in d.value.columns)
     assert len(table) == 1 and table.iloc[0].model == "deepseek-v3.2"
     at.button(key="delete").click().run()
