@@ -80,8 +80,12 @@ def explorer_chart(view: ExplorerView, catalog: Catalog, link: str = "",
         layers.append(alt.Chart(others).mark_point(size=28, opacity=0.45, filled=True).encode(
             x=x_enc, y=y_enc, color=color, shape=shape, tooltip=tooltip))
     if not env.empty:
+        # Simulated envelopes are dashed and kept apart from the data's.
+        env = env.assign(series=["simulated" if sim else "data" for sim in env.simulated])
+        dash = alt.StrokeDash("series:N", title="Envelope",
+                              scale=alt.Scale(domain=["data", "simulated"], range=[[1, 0], [6, 3]]))
         layers.append(alt.Chart(env).mark_line(strokeWidth=2.5, interpolate="monotone").encode(
-            x=x_enc, y=y_enc, color=color, order="x:Q"))
+            x=x_enc, y=y_enc, color=color, strokeDash=dash, detail="series:N", order="x:Q"))
         layers.append(alt.Chart(env).mark_point(size=110, filled=True, opacity=1).encode(
             x=x_enc, y=y_enc, color=color, shape=shape, tooltip=tooltip))
 
@@ -156,3 +160,54 @@ def _provenance_summary(view: ExplorerView) -> str:
         if provs:
             parts.append(f"{s.name}: {', '.join(provs)}")
     return "; ".join(parts) if parts else "no data under these filters"
+
+
+def simulate_chart(points: pd.DataFrame, envelope: pd.DataFrame, measured: pd.DataFrame,
+                   title: str, subtitle: list[str]) -> alt.LayerChart:
+    """A simulation's layout curves and envelope over the measured points of the same hardware,
+    model and workload. Clicking a simulated point selects it (`pick`: layout and concurrency)."""
+    x_title = metrics.interactivity("p50").title
+    y_title = metrics.y_metric("total").title
+    xs = list(points.interactivity_p50) + list(measured.get("x", []))
+    x_scale = alt.Scale(type="log", domain=[min(xs) / 1.5, max(xs) * 1.5] if xs else [1, 1000])
+    x_enc = alt.X("interactivity_p50:Q", title=x_title, scale=x_scale)
+    y_enc = alt.Y("throughput_total_per_gpu:Q", title=y_title, axis=alt.Axis(format="~s"))
+    pick = alt.selection_point(name="pick", fields=["layout", "concurrency"], on="click")
+    tip = [alt.Tooltip("layout:N", title="Layout"),
+           alt.Tooltip("concurrency:Q", title="Concurrency", format=",.0f"),
+           alt.Tooltip("interactivity_p50:Q", title=x_title, format=",.4~g"),
+           alt.Tooltip("throughput_total_per_gpu:Q", title=y_title, format=",.4~s"),
+           alt.Tooltip("ttft_p50_s:Q", title="TTFT (s)", format=",.3~g"),
+           alt.Tooltip("binding:N", title="Binding limit")]
+    layers = []
+    if not points.empty:
+        layers.append(alt.Chart(points).mark_line(strokeWidth=1, opacity=0.25, color="#888").encode(
+            x=x_enc, y=y_enc, detail="layout:N", order="interactivity_p50:Q"))
+        layers.append(alt.Chart(points).mark_point(size=30, opacity=0.35, color="#888",
+                                                   shape="triangle-down", filled=True).encode(
+            x=x_enc, y=y_enc, tooltip=tip).add_params(pick))
+    if not envelope.empty:
+        layers.append(alt.Chart(envelope).mark_line(strokeWidth=2.5, strokeDash=[6, 3],
+                                                    color="#d62728").encode(
+            x=x_enc, y=y_enc, order="interactivity_p50:Q"))
+        layers.append(alt.Chart(envelope).mark_point(size=60, filled=True, color="#d62728",
+                                                     shape="triangle-down").encode(
+            x=x_enc, y=y_enc, tooltip=tip))
+    if not measured.empty:
+        m = measured.rename(columns={"x": "interactivity_p50", "y": "throughput_total_per_gpu"})
+        shape = alt.Shape("provenance:N", title="Data (not simulated)",
+                          scale=alt.Scale(domain=list(PROVENANCE_SHAPES),
+                                          range=list(PROVENANCE_SHAPES.values())))
+        layers.append(alt.Chart(m).mark_point(size=110, filled=True, color="#1f77b4").encode(
+            x=x_enc, y=y_enc, shape=shape,
+            tooltip=[alt.Tooltip("label:N", title="Run"), alt.Tooltip("provenance:N"),
+                     alt.Tooltip("interactivity_p50:Q", title=x_title, format=",.4~g"),
+                     alt.Tooltip("throughput_total_per_gpu:Q", title=y_title, format=",.4~s"),
+                     alt.Tooltip("source_text:N", title="Source")]))
+    if not layers:
+        layers.append(alt.Chart(pd.DataFrame({"interactivity_p50": [], "throughput_total_per_gpu": []}))
+                      .mark_point().encode(x=x_enc, y=y_enc))
+    return alt.layer(*layers).properties(
+        width=WIDTH, height=HEIGHT,
+        title=alt.TitleParams(text=title, subtitle=subtitle, anchor="start", font=FONT,
+                              subtitleFont=FONT))

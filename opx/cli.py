@@ -50,6 +50,32 @@ def build_parser() -> argparse.ArgumentParser:
     exp.add_argument("-o", "--output", required=True, metavar="FILE")
     _db_arg(exp)
 
+    sim = sub.add_parser("simulate", help="project curves with the calibrated serving model")
+    sim.add_argument("--hardware", help="hardware slug or spelling")
+    sim.add_argument("--model", help="model slug or spelling")
+    sim.add_argument("--workload", help="workload slug")
+    sim.add_argument("--gpus", type=_positive_int, help="GPU budget (default: one system)")
+    how = sim.add_mutually_exclusive_group()
+    how.add_argument("--search", action="store_true",
+                     help="sweep layouts, P:D splits and MTP settings (the default)")
+    how.add_argument("--layout", help='one layout, e.g. "TP8", "DEP16", "disagg 2xDEP4+1xDEP32"')
+    sim.add_argument("--mtp-depth", type=int, default=0, help="MTP draft depth (search: up to it)")
+    sim.add_argument("--mtp-acceptance", type=float, default=0.8, help="per-draft acceptance")
+    sim.add_argument("--prefix-hit-rate", type=float, help="default: the workload's")
+    sim.add_argument("--precision", choices=("fp4", "fp8", "bf16"))
+    sim.add_argument("--kv-offload", choices=("none", "pool"), default="none")
+    sim.add_argument("--fp4-pflops", type=float, help="override dense FP4 PFLOPS per GPU")
+    sim.add_argument("--hbm-tb-s", type=float, help="override HBM bandwidth per GPU")
+    sim.add_argument("--save", action="store_true", help="store each layout's curve as a run")
+    sim.add_argument("--format", choices=("table", "json"), default="table")
+    sim.add_argument("--validate", action="store_true",
+                     help="leave-one-system-out validation on the calibration data")
+    sim.add_argument("--calibrate", action="store_true",
+                     help="refit the efficiency factors and write data/simulator/calibration.json")
+    sim.add_argument("--silicon", metavar="CSV", help="calibration data (default: AIConfigurator's "
+                                                      "silicon_sample.csv in ../shared/fixtures)")
+    _db_arg(sim)
+
     runs = sub.add_parser("runs", help="list, show or delete stored runs")
     runs_sub = runs.add_subparsers(dest="runs_command", required=True)
     lst = runs_sub.add_parser("list", help="one line per stored run")
@@ -176,6 +202,67 @@ def cmd_export(args) -> int:
     return 0
 
 
+def cmd_simulate(args) -> int:
+    import json
+    from opx.simulate import api
+    silicon = Path(args.silicon) if args.silicon else None
+    if args.validate or args.calibrate:
+        try:
+            if args.calibrate:
+                result = api.calibrate(silicon)
+                print(f"wrote data/simulator/calibration.json (fit {result.get('fit_date')})")
+            table, overall = api.validate(silicon)
+        except FileNotFoundError as exc:
+            raise OpxError(args.silicon or "silicon_sample.csv", "file", str(exc)) from None
+        if args.format == "json":
+            print(json.dumps({"systems": json.loads(table.to_json(orient="records")),
+                              "overall": overall}, indent=2, default=str))
+        else:
+            print("leave-one-system-out: median absolute percentage error on each held-out system")
+            print(table.round(1).to_string(index=False))
+            print("overall: " + ", ".join(f"{k} {v:.1f}%" if isinstance(v, float) else f"{k} {v}"
+                                          for k, v in overall.items() if k != "rows"))
+        return 0
+    missing = [f"--{k}" for k in ("hardware", "model", "workload") if not getattr(args, k)]
+    if missing:
+        raise OpxError("simulate", ", ".join(missing), "required (or --validate / --calibrate)")
+    from opx.catalog import load_catalog
+    knobs = api.SimKnobs(layout=args.layout, mtp_depth=args.mtp_depth,
+                         mtp_acceptance=args.mtp_acceptance, prefix_hit_rate=args.prefix_hit_rate,
+                         fp4_dense_pflops=args.fp4_pflops, hbm_tb_s=args.hbm_tb_s,
+                         kv_offload=args.kv_offload, precision=args.precision)
+    try:
+        result = api.simulate(args.hardware, args.model, args.workload, args.gpus, knobs,
+                              load_catalog())
+    except ValueError as exc:
+        raise OpxError("simulate", "request", str(exc)) from None
+    env = result.envelope
+    if args.format == "json":
+        print(json.dumps({"hardware": result.hardware, "model": result.model,
+                          "workload": result.workload, "gpus": result.gpus,
+                          "engine": api.ENGINE, "engine_version": api.ENGINE_VERSION,
+                          "parameters": result.parameters, "validation": result.validation,
+                          "envelope": json.loads(env.to_json(orient="records")),
+                          "layouts": [c.layout for c in result.curves]}, indent=2, default=str))
+    else:
+        print(f"{result.hardware} · {result.model} · {result.workload} · {result.gpus} GPUs · "
+              f"{len(result.curves)} layout curve(s) · {api.ENGINE} {api.ENGINE_VERSION} (simulated)")
+        cols = ["layout", "concurrency", "interactivity_p50", "throughput_total_per_gpu",
+                "throughput_output_per_gpu", "ttft_p50_s", "tpot_p50_s", "binding"]
+        print(env[cols].to_string(index=False, float_format=lambda v: f"{v:,.4g}"))
+        overall = result.validation.get("overall") if isinstance(result.validation, dict) else None
+        if overall:
+            print("held-out validation: " + ", ".join(
+                f"{k} {v:.1f}%" for k, v in overall.items() if isinstance(v, float)))
+    if args.save:
+        path = db_path(args.db)
+        with store.writing(path) as con:
+            outcome = store.write_runs(con, result.to_runs())
+        print(f"saved: {outcome.runs_added} run(s), {outcome.points_added} point(s) added to {path}",
+              file=sys.stderr if args.format == "json" else sys.stdout)
+    return 0
+
+
 def cmd_db_init(args) -> int:
     from opx.builtin import builtin_runs
     path = db_path(args.db)
@@ -216,6 +303,7 @@ def main(argv: list[str] | None = None) -> int:
     handler = {("db", "init"): cmd_db_init,
                ("ingest", None): cmd_ingest,
                ("export", None): cmd_export,
+               ("simulate", None): cmd_simulate,
                ("runs", "list"): cmd_runs_list,
                ("runs", "show"): cmd_runs_show,
                ("runs", "delete"): cmd_runs_delete}[

@@ -31,6 +31,8 @@ class HardwareSummary:
     multiple_at_peak: Multiple | None
     runs: int
     points: int
+    simulated_only: bool = False              # no data under the filters: figures are simulated
+    simulated_at_target: ValueAt | None = None   # the simulation at the target, beside the data
 
 
 @dataclass
@@ -72,11 +74,21 @@ class ExplorerView:
                 f"Peak ({y.unit})": metrics.format_value(s.peak),
                 f"× {base_name} at peak": "baseline" if s.multiple_at_peak is None
                     else s.multiple_at_peak.text,
+                "Simulated at target": _sim_text(s),
                 "Provenance at target": s.target_provenance,
                 "Provenance at peak": s.peak_provenance,
                 "Source": "; ".join(dict.fromkeys(x for x in (s.target_source, s.peak_source) if x)),
             })
         return pd.DataFrame(rows)
+
+
+def _sim_text(s: HardwareSummary) -> str:
+    if s.simulated_only:
+        return "(figures are simulated)"
+    v = s.simulated_at_target
+    if v is None:
+        return "–"
+    return metrics.format_value(v.value) if v.status == "ok" else v.text
 
 
 def filters_for(state: ViewState) -> queries.Filters:
@@ -98,23 +110,19 @@ def explore(db: Path, state: ViewState, catalog: Catalog) -> ExplorerView:
     target_text = f"{format_number(state.target)} tok/s/user"
     notes: list[str] = []
 
+    # Simulated runs get envelopes of their own and never mix into the data's: the figures and
+    # multiples come from measured/published data, and from a simulation only where a hardware has
+    # no data under the filters (its provenance then says `simulated`).
+    peak_rows = {(r.hardware, bool(r.simulated)): r for r in peaks.itertuples()} if not peaks.empty else {}
+    primary_sim = {hw: (hw, False) not in peak_rows and (hw, True) in peak_rows for hw in state.hw}
     at_target: dict[str, tuple[ValueAt, str, str]] = {}
+    sim_at_target: dict[str, ValueAt | None] = {}
     for hw in state.hw:
-        env = pts[(pts.hardware == hw) & pts.on_envelope] if not pts.empty else pts
-        if env.empty:
-            at_target[hw] = (ValueAt("no_data"), "", "")
-            continue
-        env = env.sort_values("x").reset_index(drop=True)
-        v = value_at(env.x.to_numpy(), env.y.to_numpy(), state.target)
-        prov, src = "", ""
-        if v.status == "ok":
-            used = env.iloc[list(v.neighbours)]
-            provs = list(dict.fromkeys(used.provenance))
-            prov = " / ".join(provs) if v.exact else f"interpolated between {' / '.join(provs)} points"
-            src = "; ".join(dict.fromkeys(used.source_text))
-        at_target[hw] = (v, prov, src)
+        at_target[hw] = _value_on_envelope(pts, hw, primary_sim[hw], state.target)
+        sim_at_target[hw] = (None if primary_sim[hw] or (hw, True) not in peak_rows
+                             else _value_on_envelope(pts, hw, True, state.target)[0])
 
-    peak_by_hw = {r.hardware: r for r in peaks.itertuples()} if not peaks.empty else {}
+    peak_by_hw = {hw: peak_rows.get((hw, primary_sim[hw])) for hw in state.hw}
     cover_by_hw = {r.hardware: r for r in cover.itertuples()} if not cover.empty else {}
     summaries = []
     base_v = at_target.get(baseline, (ValueAt("no_data"), "", ""))[0] if baseline else None
@@ -138,6 +146,7 @@ def explore(db: Path, state: ViewState, catalog: Catalog) -> ExplorerView:
                 _peak_value(pk), base_peak, name, base_name),
             runs=int(cover_by_hw[hw].runs) if hw in cover_by_hw else 0,
             points=int(cover_by_hw[hw].points) if hw in cover_by_hw else 0,
+            simulated_only=primary_sim[hw], simulated_at_target=sim_at_target[hw],
         ))
         c = cover_by_hw.get(hw)
         if c is None:
@@ -153,6 +162,24 @@ def explore(db: Path, state: ViewState, catalog: Catalog) -> ExplorerView:
                              "in their source and are not drawn.")
     return ExplorerView(state=state, baseline=baseline, points=pts, references=refs,
                         summaries=summaries, notes=notes)
+
+
+def _value_on_envelope(pts: pd.DataFrame, hw: str, simulated: bool,
+                       target: float) -> tuple[ValueAt, str, str]:
+    """Value at the target on one envelope of a hardware, with its provenance and sources."""
+    if pts.empty:
+        return ValueAt("no_data"), "", ""
+    env = pts[(pts.hardware == hw) & pts.on_envelope & (pts.simulated == simulated)]
+    if env.empty:
+        return ValueAt("no_data"), "", ""
+    env = env.sort_values("x").reset_index(drop=True)
+    v = value_at(env.x.to_numpy(), env.y.to_numpy(), target)
+    if v.status != "ok":
+        return v, "", ""
+    used = env.iloc[list(v.neighbours)]
+    provs = list(dict.fromkeys(used.provenance))
+    prov = " / ".join(provs) if v.exact else f"interpolated between {' / '.join(provs)} points"
+    return v, prov, "; ".join(dict.fromkeys(used.source_text))
 
 
 def _peak_value(row) -> float | None:

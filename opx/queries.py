@@ -43,6 +43,7 @@ def _base_cte(f: Filters) -> str:
                m.{x_col} AS x, m.{y_col} AS y,
                (m.tpot_p50_s IS NULL AND m.tpot_p90_s IS NULL AND m.tpot_p99_s IS NULL)
                    AS interactivity_unstated,
+               (r.provenance = 'simulated') AS simulated,
                m.note AS point_note
         FROM point_metrics m JOIN runs r ON r.id = m.run_id
         WHERE r.model = $model AND r.workload = $workload
@@ -62,7 +63,7 @@ def chart_points(con: duckdb.DuckDBPyConnection, f: Filters, run_curves: bool = 
     sql = f"""
     WITH {_base_cte(f)},
     flagged AS (
-        SELECT *, {frontier_flag_sql('hardware')} AS on_envelope,
+        SELECT *, {frontier_flag_sql('hardware, simulated')} AS on_envelope,
                   {frontier_flag_sql('run_id', tiebreak='seq')} AS on_run_frontier
         FROM base WHERE x IS NOT NULL AND y IS NOT NULL
     ),
@@ -99,17 +100,17 @@ def reference_marks(con: duckdb.DuckDBPyConnection, f: Filters) -> pd.DataFrame:
 
 
 def peaks(con: duckdb.DuckDBPyConnection, f: Filters) -> pd.DataFrame:
-    """Per hardware: the highest throughput of any point under the filters (with or without a
-    stated interactivity), and the run it comes from."""
+    """Per hardware, apart for simulated and other runs: the highest throughput of any point under
+    the filters (with or without a stated interactivity), and the run it comes from."""
     if not f.hardware:
         return pd.DataFrame()
     sql = f"""
     WITH {_base_cte(f)}
-    SELECT hardware, max(y) AS peak,
+    SELECT hardware, simulated, max(y) AS peak,
            arg_max(provenance, y) AS provenance, arg_max(source, y) AS source,
            arg_max(source_url, y) AS source_url, arg_max(run_id, y) AS run_id,
            arg_max(x, y) AS x_at_peak, arg_max(interactivity_unstated, y) AS interactivity_unstated
-    FROM base WHERE y IS NOT NULL GROUP BY hardware ORDER BY hardware
+    FROM base WHERE y IS NOT NULL GROUP BY hardware, simulated ORDER BY hardware, simulated
     """
     return con.execute(sql, f.params()).df()
 

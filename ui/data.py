@@ -76,3 +76,15 @@ def runs_overview() -> pd.DataFrame:
 def export_points() -> pd.DataFrame:
     with store.reading(database()) as con:
         return queries.export_points(con)
+
+
+@st.cache_data(ttl=3600, max_entries=64, show_spinner="Simulating…")
+def simulation(state_json: str):
+    """A simulation for the Simulate page's state (pure function of the state and the catalog)."""
+    from models.simulate_view import SimulateState
+    from opx.simulate import api
+    s = SimulateState.model_validate_json(state_json)
+    knobs = api.SimKnobs(layout=s.layout or None, mtp_depth=s.mtp, mtp_acceptance=s.accept,
+                         prefix_hit_rate=s.hit, fp4_dense_pflops=s.fp4, hbm_tb_s=s.hbm,
+                         kv_offload=s.kv, precision=None if s.precision == "auto" else s.precision)
+    return api.simulate(s.hw, s.model, s.workload, s.gpus or None, knobs, catalog())

@@ -122,3 +122,30 @@ def keep_baseline_valid() -> None:
     hw = tuple(ss.get("hw", ()))
     if ss.get("baseline") not in hw:
         ss["baseline"] = ViewState(hw=hw).effective_baseline()
+
+
+# -- pages with their own state model (Simulate): the same pattern, keys prefixed -----------------
+
+def seed_page_from_url(model_cls, resolver: SlugResolver, prefix: str) -> list[str]:
+    """Seed `<prefix><field>` widget keys from the URL when it changed from outside."""
+    query = _current_query()
+    marker = f"{_LAST_URL}_{prefix}"
+    if st.session_state.get(marker) == _canonical(query):
+        return []
+    state, notices = model_cls.from_query(query, resolver)
+    for name in model_cls.model_fields:
+        st.session_state[f"{prefix}{name}"] = getattr(state, name)
+    return notices
+
+
+def page_state_from_widgets(model_cls, prefix: str):
+    return model_cls(**{name: st.session_state.get(f"{prefix}{name}")
+                        for name in model_cls.model_fields
+                        if st.session_state.get(f"{prefix}{name}") is not None})
+
+
+def write_page_url(state, prefix: str) -> None:
+    query = state.to_query()
+    if _canonical(query) != _canonical(_current_query()):
+        st.query_params.from_dict(query)
+    st.session_state[f"{_LAST_URL}_{prefix}"] = _canonical(query)
