@@ -5,6 +5,7 @@ st.set_page_config(page_title="opx: operating-point explorer", page_icon="📈",
 
 pages = [
     st.Page("pages/explorer.py", title="Explorer", icon="📈", default=True),
+    st.Page("pages/simulate.py", title="Simulate", icon="🧮", url_path="simulate"),
     st.Page("pages/data.py", title="Data", icon="🗂️", url_path="data"),
 ]
 page = st.navigation(pages)

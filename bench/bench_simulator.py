@@ -1,0 +1,69 @@
+"""Time one system's full simulator search (layouts x P:D splits x MTP x ~20 concurrencies).
+
+    .venv/bin/python bench/bench_simulator.py [hardware] [model] [workload]
+
+Prints the seconds per search and, when the `aiconfigurator` package is importable, the ratio to
+its equivalent search (AIConfigurator's `cli default` on the same system, model and ISL/OSL)."""
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from opx.catalog import builtin_catalog  # noqa: E402
+from opx.simulate import SimKnobs, simulate  # noqa: E402
+
+AIC_SYSTEMS = {"gb300-nvl72": "gb300", "gb200-nvl72": "gb200", "b200": "b200_sxm",
+               "b300": "b300_sxm", "h200": "h200_sxm", "h100": "h100_sxm"}
+
+
+def time_opx(hw: str, model: str, workload: str, repeats: int = 3) -> tuple[float, dict]:
+    cat = builtin_catalog()
+    simulate(hw, model, workload, None, SimKnobs(mtp_depth=3), cat)       # warm-up (imports, caches)
+    best, res = float("inf"), None
+    for _ in range(repeats):
+        t = time.perf_counter()
+        res = simulate(hw, model, workload, None, SimKnobs(mtp_depth=3), cat)
+        best = min(best, time.perf_counter() - t)
+    return best, res.parameters["search"]
+
+
+def time_aic(hw: str, workload: str) -> float | None:
+    try:
+        import aiconfigurator  # noqa: F401
+    except ImportError:
+        return None
+    import subprocess
+    cat = builtin_catalog()
+    wl = cat.workloads[workload]
+    cmd = [sys.executable, "-m", "aiconfigurator.cli.main", "default", "--model_path",
+           "deepseek-ai/DeepSeek-R1", "--total_gpus", str(cat.hardware[hw].system_gpus),
+           "--system", AIC_SYSTEMS.get(hw, hw), "--isl", str(wl.isl), "--osl", str(wl.osl)]
+    t = time.perf_counter()
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0:
+        print(f"aiconfigurator run failed ({done.returncode}): {done.stderr.strip()[-300:]}")
+        return None
+    return time.perf_counter() - t
+
+
+def main(argv: list[str]) -> None:
+    hw = argv[0] if argv else "gb300-nvl72"
+    model = argv[1] if len(argv) > 1 else "deepseek-r1"
+    workload = argv[2] if len(argv) > 2 else "1k1k"
+    seconds, search = time_opx(hw, model, workload)
+    print(f"opx-sim search {hw} x {model} x {workload} (MTP 0-3): {seconds:.2f} s "
+          f"({search['layouts_evaluated']} layouts, {search['rows_evaluated']} operating points)")
+    aic = time_aic(hw, workload)
+    if aic is None:
+        print("aiconfigurator: not installed (pip install aiconfigurator to compare); no ratio")
+    else:
+        print(f"aiconfigurator default search: {aic:.1f} s; ratio aiconfigurator / opx-sim = "
+              f"{aic / seconds:.1f}x")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,31 @@
+"""python -m opx.simulate calibrate [SILICON_CSV]   refit and write data/simulator/calibration.json
+python -m opx.simulate validate [SILICON_CSV]    print the leave-one-system-out table"""
+import json
+import sys
+from pathlib import Path
+
+from opx.simulate.api import calibrate, validate
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] not in ("calibrate", "validate"):
+        print(__doc__.strip())
+        return 2
+    path = Path(argv[1]) if len(argv) > 1 else None
+    try:
+        if argv[0] == "calibrate":
+            res = calibrate(path)
+            print(json.dumps(res.get("validation", {}).get("overall", {}), indent=2))
+            print(f"wrote data/simulator/calibration.json (fit {res['fit_date']}, {res['seconds']} s)")
+        else:
+            df, overall = validate(path)
+            print(df.round(1).to_string(index=False))
+            print(json.dumps({k: v for k, v in overall.items() if k != "rows"}, indent=2))
+    except FileNotFoundError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

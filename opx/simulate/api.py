@@ -1,0 +1,424 @@
+"""Public API of the serving simulator: simulate(), validate(), calibrate().
+
+simulate() evaluates every layout of the search space (or the one asked for) at a grid of
+concurrencies in one vectorized pass of opx.simulate.model, and returns each layout's curve and
+the envelope (Pareto frontier over all curves). docs/simulator.md describes the model.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from models import Deployment, Point, Run
+from opx.simulate import model as M
+from opx.simulate.arch import Arch, arch_for
+from opx.simulate.calibration import (PARAMS, calibrate as _calibrate, default_calibration_path,
+                                      hw_rows, precision_bytes, validate as _validate)
+from opx.simulate.hardware import BORROW, FAMILIES, HwSpec, hw_spec
+from opx.simulate.layouts import Layout, Pool, parse_label, search_space
+
+ENGINE = "opx-sim"
+ENGINE_VERSION = "0.1.0"
+N_CONCURRENCIES = 20
+KV_OFFLOAD = ("none", "pool")
+
+FRAME_COLUMNS = ["layout", "concurrency", "interactivity_p50", "throughput_total_per_gpu",
+                 "throughput_output_per_gpu", "throughput_input_per_gpu", "ttft_p50_s", "tpot_p50_s",
+                 "e2e_p50_s", "t_mem_s", "t_compute_s", "t_comm_s", "t_overhead_s", "binding"]
+POINT_EXTRA = ["gpus_prefill", "gpus_decode", "gpus_total", "tp", "ep", "dp_attention",
+               "disaggregated", "mtp"]
+
+
+@dataclass
+class SimKnobs:
+    layout: str | None = None              # None: search all; else e.g. "TP8", "disagg 2xDEP4+1xDEP32"
+    mtp_depth: int = 0                     # search: depths 0..mtp_depth; explicit layout: this depth
+    mtp_acceptance: float = 0.8            # per-draft acceptance probability
+    prefix_hit_rate: float | None = None   # None: the workload's
+    fp4_dense_pflops: float | None = None  # override (Rubin: 35 or 50)
+    hbm_tb_s: float | None = None          # override
+    kv_offload: str = "none"               # "none" | "pool" (external KV pool: capacity not limiting)
+    concurrencies: tuple[int, ...] | None = None   # total concurrency of the deployment
+    precision: str | None = None           # "fp4" | "fp8" | "bf16"; None: fp4 experts where possible
+
+
+@dataclass
+class SimCurve:
+    layout: str                  # label, with " MTPn" when n > 0
+    base_layout: str             # label without MTP
+    mtp_depth: int
+    replicas: int
+    deployment: dict             # Deployment fields of the whole deployment
+    points: pd.DataFrame         # FRAME_COLUMNS + POINT_EXTRA, by concurrency
+
+
+@dataclass
+class SimResult:
+    hardware: str
+    model: str
+    workload: str
+    gpus: int
+    knobs: SimKnobs
+    curves: list[SimCurve]
+    envelope: pd.DataFrame
+    validation: dict
+    parameters: dict
+    precision: str = ""
+    isl: int = 0
+    osl: int = 0
+    prefix_hit_rate: float = 0.0
+
+    def points_frame(self) -> pd.DataFrame:
+        frames = [c.points for c in self.curves]
+        if not frames:
+            return pd.DataFrame(columns=FRAME_COLUMNS + POINT_EXTRA)
+        return pd.concat(frames, ignore_index=True)[FRAME_COLUMNS + POINT_EXTRA]
+
+    def to_runs(self, envelope_only: bool = False) -> list[Run]:
+        cal_date = self.parameters.get("calibration", {}).get("fit_date", "none")
+        source = f"{ENGINE} {ENGINE_VERSION} (calibration {cal_date})"
+        on_env = set(self.envelope.layout) if envelope_only else None
+        runs = []
+        for c in self.curves:
+            if on_env is not None and c.layout not in on_env:
+                continue
+            pts = c.points
+            if envelope_only:
+                pts = self.envelope[self.envelope.layout == c.layout]
+            points = []
+            for r in pts.itertuples(index=False):
+                g = c.deployment["gpus_total"]
+                points.append(Point(
+                    concurrency=float(r.concurrency), tpot_p50_s=float(r.tpot_p50_s),
+                    ttft_p50_s=float(r.ttft_p50_s), e2e_p50_s=float(r.e2e_p50_s),
+                    throughput_total_tok_s=float(r.throughput_total_per_gpu * g),
+                    throughput_output_tok_s=float(r.throughput_output_per_gpu * g),
+                    throughput_input_tok_s=float(r.throughput_input_per_gpu * g),
+                    note=(f"simulated; binding {r.binding}; step memory {r.t_mem_s * 1e3:.3g} ms, "
+                          f"compute {r.t_compute_s * 1e3:.3g} ms, communication "
+                          f"{r.t_comm_s * 1e3:.3g} ms, overhead {r.t_overhead_s * 1e3:.3g} ms")))
+            if not points:
+                continue
+            params = dict(self.parameters, layout=c.layout, replicas=c.replicas)
+            runs.append(Run(
+                hardware=self.hardware, model=self.model, framework=ENGINE,
+                framework_version=ENGINE_VERSION, precision=self.precision, workload=self.workload,
+                isl=self.isl, osl=self.osl, prefix_hit_rate=self.prefix_hit_rate,
+                deployment=Deployment(**c.deployment), provenance="simulated", source=source,
+                date=dt.date.today(), label=f"simulated {c.layout}",
+                notes=("opx-sim projection: one predicted value per point (no spread), stored as P50. "
+                       "Per-GPU figures divide by all GPUs (prefill + decode)."),
+                meta={"engine": ENGINE, "engine_version": ENGINE_VERSION,
+                      "parameters": json.dumps(params, sort_keys=True, default=str),
+                      "validation": json.dumps(self.validation, sort_keys=True, default=str),
+                      "layout": c.layout},
+                points=tuple(points)))
+        return runs
+
+
+# -- calibration --------------------------------------------------------------------------------
+
+@functools.lru_cache(maxsize=4)
+def _load_calibration(path: str) -> dict | None:
+    p = Path(path)
+    if not p.is_file():
+        return None
+    return json.loads(p.read_text())
+
+
+def load_calibration(path: Path | None = None) -> dict | None:
+    return _load_calibration(str(path or default_calibration_path()))
+
+
+def efficiencies(family: str, calibration: dict | None) -> tuple[M.Eff, dict]:
+    """The efficiency factors for a hardware family, and where they came from."""
+    if calibration is None:
+        vals = {k: p[0] for k, p in PARAMS.items()}
+        return M.Eff(**vals), {"status": "UNCALIBRATED: reference priors, no fit found",
+                               "values": vals}
+    fac = calibration["factors"]
+    vals = dict(fac["global"])
+    used = family
+    if family not in fac["families"]:
+        used = BORROW.get(family)
+    if used in fac["families"]:
+        fam = fac["families"][used]
+        vals.update({k: v for k, v in fam.items() if k in PARAMS})
+        origin = (f"family '{used}' factors fitted on {', '.join(fam['fitted_on'])}; global factors "
+                  f"fitted on all calibration systems")
+        if used != family:
+            origin = (f"EXTRAPOLATED: no measured rows for family '{family}'; borrowed from the "
+                      f"nearest generation with data, {origin}")
+    else:
+        origin = (f"EXTRAPOLATED: no measured rows for family '{family}'; global factors fitted on "
+                  f"all calibration systems")
+    vals = {k: float(v) for k, v in vals.items() if k in PARAMS}
+    return M.Eff(**vals), {"status": "calibrated", "origin": origin, "values": vals,
+                           "fit_date": calibration.get("fit_date"),
+                           "data_sha256": calibration.get("data_sha256")}
+
+
+# -- simulate -----------------------------------------------------------------------------------
+
+def _resolve(kind: str, slug: str, table: dict, resolver) -> str:
+    if slug in table:
+        return slug
+    found = resolver(slug)
+    if found:
+        return found
+    raise ValueError(f"unknown {kind} {slug!r}: catalog has {', '.join(sorted(table))}")
+
+
+def _default_precision(arch: Arch, spec: HwSpec) -> str:
+    if arch.experts > 0 and (spec.fp4_pflops is not None or arch.native_fp4_experts):
+        return "fp4"
+    return "fp8"
+
+
+def _layout_arrays(layouts: list[Layout]) -> dict:
+    """Per-layout model inputs (one entry per layout), indexed per row later."""
+    d = [lay.decode for lay in layouts]
+    p = [lay.prefill or lay.decode for lay in layouts]
+
+    def arr(vals):
+        return np.asarray(vals, float)
+    return {"d_tp": arr([x.tp for x in d]), "d_dp": arr([x.dp for x in d]),
+            "d_ep": arr([x.ep for x in d]), "d_moetp": arr([x.moetp for x in d]),
+            "d_pp": arr([x.pp for x in d]), "n_d": arr([lay.n_d for lay in layouts]),
+            "p_tp": arr([x.tp for x in p]), "p_dp": arr([x.dp for x in p]),
+            "p_ep": arr([x.ep for x in p]), "p_moetp": arr([x.moetp for x in p]),
+            "n_p": arr([lay.n_p if lay.disaggregated else lay.n_d for lay in layouts]),
+            "agg": arr([0.0 if lay.disaggregated else 1.0 for lay in layouts])}
+
+
+def _row_block(spec: HwSpec, precision: str, lay_arrays: dict, idx: np.ndarray, depth: np.ndarray,
+               conc: np.ndarray, isl: float, osl: float, hit: float, p_acc: float) -> object:
+    hw = hw_rows([spec], [precision])
+    return M.rows(**hw, **{k: v[idx] for k, v in lay_arrays.items()},
+                  isl=isl, osl=osl, hit=hit, conc=conc, m=depth, p_acc=p_acc)
+
+
+def _pareto(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Same rule as opx.frontier: on the frontier when y beats every point with greater x (or
+    equal x ordered first); ties keep one point."""
+    order = np.lexsort((-y, -x))
+    ys = y[order]
+    prev_max = np.concatenate([[-np.inf], np.maximum.accumulate(ys)[:-1]])
+    mask = np.zeros(len(x), bool)
+    mask[order] = ys > prev_max
+    return mask
+
+
+def simulate(hardware: str, model: str, workload: str, gpus: int | None, knobs: SimKnobs,
+             catalog) -> SimResult:
+    knobs = knobs or SimKnobs()
+    hw_slug = _resolve("hardware", hardware, catalog.hardware, catalog.resolve_hardware)
+    model_slug = _resolve("model", model, catalog.models, catalog.resolve_model)
+    wl_slug = _resolve("workload", workload, catalog.workloads, catalog.resolve_workload)
+    hw, llm, wl = catalog.hardware[hw_slug], catalog.models[model_slug], catalog.workloads[wl_slug]
+    budget = int(gpus) if gpus is not None else hw.system_gpus
+    if budget < 1:
+        raise ValueError(f"gpus must be at least 1, got {gpus}")
+    if knobs.kv_offload not in KV_OFFLOAD:
+        raise ValueError(f"kv_offload {knobs.kv_offload!r} is not modelled: use one of {KV_OFFLOAD}")
+    if not 0 <= knobs.mtp_acceptance < 1:
+        raise ValueError(f"mtp_acceptance must be in [0, 1), got {knobs.mtp_acceptance}")
+    if knobs.mtp_depth < 0 or knobs.mtp_depth > 8:
+        raise ValueError(f"mtp_depth must be 0..8, got {knobs.mtp_depth}")
+    if knobs.prefix_hit_rate is not None and not 0 <= knobs.prefix_hit_rate < 1:
+        raise ValueError(f"prefix_hit_rate must be in [0, 1), got {knobs.prefix_hit_rate}")
+    for name in ("fp4_dense_pflops", "hbm_tb_s"):
+        v = getattr(knobs, name)
+        if v is not None and v <= 0:
+            raise ValueError(f"{name} must be positive, got {v}")
+    spec = hw_spec(hw, knobs.fp4_dense_pflops, knobs.hbm_tb_s)
+    arch = arch_for(llm)
+    precision = knobs.precision or _default_precision(arch, spec)
+    if precision not in ("fp4", "fp8", "bf16"):
+        raise ValueError(f"precision {precision!r}: use fp4, fp8 or bf16")
+    hit = wl.prefix_hit_rate if knobs.prefix_hit_rate is None else float(knobs.prefix_hit_rate)
+    isl, osl = float(wl.isl), float(wl.osl)
+    calibration = load_calibration()
+    eff, eff_info = efficiencies(spec.family, calibration)
+    from opx.simulate.arch import _TABLE
+    n_heads = _TABLE.get(model_slug, {}).get("heads", 0)
+
+    def heads_ok(s: int) -> bool:
+        return n_heads == 0 or n_heads % s == 0
+
+    pb = precision_bytes(precision, spec.fp4_pflops is not None)
+
+    def capacity(pools: list[Pool]) -> np.ndarray:
+        la = _layout_arrays([Layout(decode=p) for p in pools])
+        idx = np.arange(len(pools))
+        c = _row_block(spec, precision, la, idx, np.zeros(len(idx)), np.ones(len(idx)), isl, osl,
+                       hit, knobs.mtp_acceptance)
+        cap, budget_b = M.kv_capacity(arch, c, isl + osl)
+        return cap
+
+    def fits(pool: Pool) -> bool:
+        return bool(capacity([pool])[0] >= 1)
+
+    moe = arch.experts > 0
+    if knobs.layout:
+        layout, label_mtp = parse_label(knobs.layout)
+        if not moe and (layout.decode.kind != "TP" or (layout.prefill and layout.prefill.kind != "TP")):
+            raise ValueError(f"layout {knobs.layout!r}: {model_slug} is dense; use TPn layouts")
+        if layout.unit_gpus > budget:
+            raise ValueError(f"layout {knobs.layout!r} needs {layout.unit_gpus} GPUs, more than the "
+                             f"{budget} asked for")
+        for pool in (layout.decode, layout.prefill):
+            if pool is not None and not fits(pool):
+                raise ValueError(
+                    f"{model_slug} does not fit on {pool.label} of {hw_slug} at {precision}: "
+                    f"weights leave no room for the KV cache of one {int(isl + osl)}-token sequence")
+        layouts = [layout]
+        depths = [label_mtp if label_mtp is not None else knobs.mtp_depth]
+    else:
+        layouts = search_space(moe, spec.domain, budget, heads_ok, fits)
+        if not layouts:
+            raise ValueError(
+                f"{model_slug} ({llm.total_params_b:g} B params at {precision}) does not fit on "
+                f"{budget} GPUs of {hw_slug} ({spec.hbm_gb:g} GB each) in any layout the simulator "
+                f"knows")
+        depths = list(range(0, knobs.mtp_depth + 1))
+    # one row per layout x depth x concurrency
+    lay_cap = capacity([lay.decode for lay in layouts])
+    if knobs.kv_offload == "pool":
+        lay_cap = np.full_like(lay_cap, np.inf)
+    replicas = np.array([max(budget // lay.unit_gpus, 1) for lay in layouts])
+    n_lay = len(layouts)
+    if knobs.concurrencies:
+        cs = np.asarray(sorted(set(knobs.concurrencies)), float)
+        grid = cs[None, :] / replicas[:, None]
+        keep = np.ones_like(grid, bool)
+    else:   # ~20 geometric steps from 1 to just past the decode pool's KV capacity
+        top = np.where(np.isfinite(lay_cap), lay_cap * np.array([lay.n_d for lay in layouts]) * 1.05,
+                       4096.0 * np.array([lay.n_d for lay in layouts]))
+        steps = np.linspace(0, 1, N_CONCURRENCIES)
+        grid = np.round(np.exp(steps[None, :] * np.log(np.maximum(top, 2))[:, None]))
+        keep = np.ones_like(grid, bool)
+        keep[:, 1:] = grid[:, 1:] != grid[:, :-1]
+    n_c = grid.shape[1]
+    L_idx, D_idx, C_unit = [], [], []
+    for dpt in depths:
+        L_idx.append(np.repeat(np.arange(n_lay), n_c)[keep.ravel()])
+        D_idx.append(np.full(int(keep.sum()), dpt))
+        C_unit.append(grid.ravel()[keep.ravel()])
+    L_idx, C_unit = np.concatenate(L_idx), np.concatenate(C_unit)
+    D_idx = np.concatenate(D_idx).astype(int)
+    if np.any(C_unit <= 0):
+        raise ValueError("concurrencies must be positive")
+    lay_arrays = _layout_arrays(layouts)
+    c = _row_block(spec, precision, lay_arrays, L_idx, D_idx.astype(float), C_unit,
+                   isl, osl, hit, knobs.mtp_acceptance)
+    if knobs.kv_offload == "pool":
+        c.hbm = np.full_like(c.hbm, 1e18)
+    out = M.evaluate(c, arch, eff)
+    thr_o, thr_i = out["thr_output"], out["thr_input"]
+    rep = replicas[L_idx]
+    n_depth = max(depths) + 1
+    pair_labels = np.array([f"{lay.label} MTP{d}" if d > 0 else lay.label
+                            for lay in layouts for d in range(n_depth)], dtype=object)
+    labels = pair_labels[L_idx * n_depth + D_idx]
+    dec = [lay.decode for lay in layouts]
+    unit_p = np.array([lay.n_p * lay.prefill.gpus if lay.prefill else 0 for lay in layouts])
+    unit_d = np.array([lay.n_d * lay.decode.gpus for lay in layouts])
+    frame = pd.DataFrame({
+        "layout": labels, "concurrency": C_unit * rep,
+        "interactivity_p50": 1.0 / out["tpot"],
+        "throughput_total_per_gpu": thr_o + thr_i, "throughput_output_per_gpu": thr_o,
+        "throughput_input_per_gpu": thr_i, "ttft_p50_s": out["ttft"], "tpot_p50_s": out["tpot"],
+        "e2e_p50_s": out["e2e"], "t_mem_s": out["t_mem"], "t_compute_s": out["t_compute"],
+        "t_comm_s": out["t_comm"], "t_overhead_s": out["t_overhead"],
+        "binding": out["binding"],
+        "gpus_prefill": (unit_p * replicas)[L_idx], "gpus_decode": (unit_d * replicas)[L_idx],
+        "gpus_total": ((unit_p + unit_d) * replicas)[L_idx],
+        "tp": np.array([p.tp for p in dec])[L_idx], "ep": np.array([p.ep for p in dec])[L_idx],
+        "dp_attention": np.array([p.dp > 1 for p in dec])[L_idx],
+        "disaggregated": np.array([lay.disaggregated for lay in layouts])[L_idx],
+        "mtp": D_idx.astype(int),
+        "_li": L_idx,
+    })
+    ok = np.isfinite(frame.tpot_p50_s) & np.isfinite(frame.ttft_p50_s) & (frame.tpot_p50_s > 0)
+    frame = frame[ok]
+    env_mask = _pareto(frame.interactivity_p50.to_numpy(), frame.throughput_total_per_gpu.to_numpy())
+    envelope = (frame[env_mask].sort_values("interactivity_p50", ascending=False)
+                [FRAME_COLUMNS].reset_index(drop=True))
+    on_env = set(envelope.layout)
+    # curves returned: every aggregated layout, and the disaggregated P:D units that reach the
+    # envelope (the others were evaluated; their count is in parameters["search"])
+    pair = frame["_li"].to_numpy() * n_depth + frame["mtp"].to_numpy()
+    is_agg = ~frame["disaggregated"].to_numpy()
+    wanted = is_agg | frame["layout"].isin(on_env).to_numpy() | bool(knobs.layout)
+    sub = frame[wanted].assign(_pair=pair[wanted]).sort_values(["_pair", "concurrency"])
+    curves = []
+    for _, g in sub.groupby("_pair", sort=False):
+        label = g["layout"].iloc[0]
+        i = int(g["_li"].iloc[0])
+        lay = layouts[i]
+        r = int(replicas[i])
+        dep = {"tp": lay.decode.tp, "ep": lay.decode.ep if moe else None,
+               "dp_attention": lay.decode.dp > 1, "disaggregated": lay.disaggregated,
+               "gpus_prefill": int(unit_p[i] * r) or None, "gpus_decode": int(unit_d[i] * r)
+               if lay.disaggregated else None,
+               "gpus_total": int((unit_p[i] + unit_d[i]) * r), "mtp": int(g.mtp.iloc[0]) > 0}
+        pts = g[FRAME_COLUMNS + POINT_EXTRA].reset_index(drop=True)
+        curves.append(SimCurve(layout=label, base_layout=lay.label, mtp_depth=int(g.mtp.iloc[0]),
+                               replicas=r, deployment=dep, points=pts))
+    validation = _validation_summary(calibration, spec.family)
+    parameters = {
+        "engine": ENGINE, "engine_version": ENGINE_VERSION,
+        "hardware": spec.as_dict(), "model": arch.as_dict(),
+        "workload": {"slug": wl_slug, "isl": isl, "osl": osl, "prefix_hit_rate": hit},
+        "precision": {"name": precision, **pb,
+                      "attention_peak": "bf16", "non_routed_peak": "fp8"},
+        "efficiency": eff_info,
+        "knobs": asdict(knobs),
+        "budget_gpus": budget,
+        "search": {"layouts_evaluated": len(layouts), "mtp_depths": depths,
+                   "rows_evaluated": int(len(C_unit)), "curves_returned": len(curves)},
+        "constants": {"prefill_batch_tokens": M.PREFILL_BATCH_TOKENS,
+                      "prefill_network_efficiency": M.PREFILL_NET_ETA,
+                      "scale_out_alpha_multiplier": M.SCALE_OUT_ALPHA_MULT,
+                      "fp4_bytes_per_weight": M.FP4_BYTES, "kv_dtype": arch.kv_dtype,
+                      "kv_offload": knobs.kv_offload},
+        "assumed": list(spec.assumed),
+        "calibration": {"fit_date": (calibration or {}).get("fit_date"),
+                        "data_sha256": (calibration or {}).get("data_sha256")},
+        "percentiles": "p50 only: the model gives one value per point, no spread",
+    }
+    return SimResult(hardware=hw_slug, model=model_slug, workload=wl_slug,
+                     gpus=budget, knobs=knobs, curves=curves, envelope=envelope,
+                     validation=validation, parameters=parameters, precision=precision,
+                     isl=int(wl.isl), osl=int(wl.osl), prefix_hit_rate=hit)
+
+
+def _validation_summary(calibration: dict | None, family: str) -> dict:
+    if not calibration or "validation" not in calibration:
+        return {"status": "no validation on record"}
+    v = calibration["validation"]
+    return {"method": v.get("method"), "overall": v.get("overall"),
+            "per_system": {r["system"]: {k: r[k] for k in ("n", "tpot_mdape", "ttft_mdape",
+                                                            "throughput_mdape")}
+                           for r in v.get("per_system", [])},
+            "fit_date": calibration.get("fit_date"), "family": family,
+            "measured_family": family in FAMILIES}
+
+
+def validate(silicon_csv: Path | None = None) -> tuple[pd.DataFrame, dict]:
+    """Leave-one-system-out validation on silicon_sample.csv (FileNotFoundError if absent)."""
+    return _validate(silicon_csv)
+
+
+def calibrate(silicon_csv: Path | None = None, out: Path | None = None) -> dict:
+    """Refit the efficiency factors and write data/simulator/calibration.json."""
+    res = _calibrate(silicon_csv, out if out is not None else default_calibration_path())
+    _load_calibration.cache_clear()
+    return res

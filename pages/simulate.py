@@ -1,0 +1,123 @@
+"""Simulate (`/simulate`): project a curve with the calibrated serving model, over the data."""
+import json
+from urllib.parse import urlencode
+
+import streamlit as st
+
+from models import ViewState
+from models.simulate_view import KV_TIERS, PRECISIONS, SimulateState
+from opx import metrics, store
+from opx.charts import simulate_chart
+from opx.errors import OpxError
+from opx.simulate import api
+from ui import data, permissions, share, urlstate
+from ui.text import escape_md
+
+PREFIX = "sim_"
+catalog = data.catalog()
+permissions.sidebar_controls()
+notices = urlstate.seed_page_from_url(SimulateState, data.resolver(), PREFIX)
+st.title("Simulate")
+st.caption("Curves from opx-sim, a calibrated roofline model of serving (docs/simulator.md). "
+           "Everything here is a projection, labelled simulated, with its held-out error.")
+for notice in notices:
+    st.warning(escape_md(notice), icon="⚠️")
+
+with st.sidebar:
+    st.header("System")
+    st.selectbox("Hardware", data.options("hardware"), key=f"{PREFIX}hw",
+                 format_func=catalog.hardware_name)
+    st.selectbox("Model", [m for m in data.options("model") if m in catalog.models],
+                 key=f"{PREFIX}model", format_func=catalog.model_name)
+    st.selectbox("Workload", [w for w in data.options("workload") if w in catalog.workloads],
+                 key=f"{PREFIX}workload", format_func=catalog.workload_name)
+    st.number_input("GPU budget (0 = one system)", 0, 100_000, step=8, key=f"{PREFIX}gpus")
+    st.text_input("Layout (empty = search all)", key=f"{PREFIX}layout",
+                  placeholder='e.g. TP8, DEP16, disagg 2xDEP4+1xDEP32')
+    st.header("Knobs")
+    st.slider("MTP depth (search: up to it)", 0, 4, key=f"{PREFIX}mtp")
+    st.slider("MTP acceptance per draft", 0.0, 0.99, step=0.01, key=f"{PREFIX}accept")
+    st.number_input("Prefix-cache hit rate (empty = the workload's)", 0.0, 0.99, value=None,
+                    step=0.01, key=f"{PREFIX}hit")
+    st.radio("KV offload tier", KV_TIERS, key=f"{PREFIX}kv", horizontal=True)
+    st.selectbox("Precision", PRECISIONS, key=f"{PREFIX}precision")
+    st.number_input("Dense FP4 PFLOPS per GPU (empty = catalog)", 0.1, 1000.0, value=None,
+                    key=f"{PREFIX}fp4")
+    st.number_input("HBM TB/s per GPU (empty = catalog)", 0.1, 1000.0, value=None,
+                    key=f"{PREFIX}hbm")
+
+try:
+    state = urlstate.page_state_from_widgets(SimulateState, PREFIX)
+except ValueError as exc:
+    st.error(escape_md(f"error: {exc}"))
+    st.stop()
+urlstate.write_page_url(state, PREFIX)
+
+try:
+    result = data.simulation(state.model_dump_json())
+except (ValueError, KeyError) as exc:
+    st.error(escape_md(f"Cannot simulate this: {exc}"))
+    st.stop()
+
+hw_name = catalog.hardware_name(result.hardware)
+measured_view = data.explorer_view(ViewState(
+    model=result.model, workload=result.workload, hw=(result.hardware,), pct="p50", points=True,
+    source=("measured", "published", "preview", "derived", "interpolated")))
+measured = measured_view.points
+validation = result.validation or {}
+overall = validation.get("overall", {}) if isinstance(validation, dict) else {}
+held_out = ", ".join(f"{k} {v:.0f}%" for k, v in overall.items() if isinstance(v, float))
+subtitle = [f"opx-sim {api.ENGINE_VERSION}, {result.gpus} GPUs, {len(result.curves)} layout curves; "
+            f"simulated (one value per point, stored as P50).",
+            f"Held-out error (leave-one-system-out, median abs. %): {held_out or 'not available'}.",
+            "Blue: measured or published points of the same hardware, model and workload."]
+chart = simulate_chart(result.points_frame(), result.envelope, measured,
+                       f"Simulated: {hw_name}, {catalog.model_name(result.model)}, "
+                       f"{catalog.workload_name(result.workload)}", subtitle)
+event = st.altair_chart(chart, key="simulate_chart", on_select="rerun", selection_mode="pick",
+                        theme=None)
+
+picked = (event.selection.get("pick") or []) if event else []
+frame = result.points_frame()
+if picked:
+    p = picked[0]
+    row = frame[(frame.layout == p.get("layout")) & (frame.concurrency == p.get("concurrency"))]
+    if not row.empty:
+        r = row.iloc[0]
+        st.subheader(f"{r.layout} at concurrency {r.concurrency:,.0f}")
+        cols = st.columns(5)
+        for col, (label, value) in zip(cols, (
+                ("Memory", r.t_mem_s), ("Compute", r.t_compute_s), ("Communication", r.t_comm_s),
+                ("Overhead", r.t_overhead_s), ("TPOT", r.tpot_p50_s))):
+            col.metric(f"{label} (ms per step)" if label != "TPOT" else "TPOT (ms)",
+                       f"{value * 1e3:.3g}")
+        st.caption(escape_md(f"Binding limit: {r.binding}. Interactivity {r.interactivity_p50:.4g} "
+                             f"tok/s/user, {metrics.format_value(r.throughput_total_per_gpu)} "
+                             f"tok/s/GPU, TTFT {r.ttft_p50_s:.3g} s."))
+else:
+    st.caption("Click a simulated point for its step-time breakdown.")
+
+st.subheader("Envelope (best layout at each interactivity)")
+shown = result.envelope.copy()
+st.dataframe(shown, hide_index=True, key="simulate_envelope")
+with st.expander("Every parameter used, and the validation"):
+    st.json(json.loads(json.dumps({"parameters": result.parameters, "validation": validation},
+                                  default=str)), expanded=False)
+
+allowed, why = permissions.can_write()
+if st.button("Save these curves as simulated runs", disabled=not allowed, help=why or None,
+             key="save_simulation"):
+    try:
+        with store.writing(data.database()) as con:
+            outcome = store.write_runs(con, result.to_runs())
+    except OpxError as exc:
+        st.error(escape_md(f"error: {exc}"))
+    else:
+        st.success(f"Saved {outcome.runs_added} run(s), {outcome.points_added} point(s); "
+                   "they appear on the Explorer labelled simulated.")
+if not allowed:
+    st.caption(escape_md(why))
+
+st.subheader("Share")
+query = urlencode(state.to_query(), doseq=True)
+st.code(f"{share.base_url()}/simulate{'?' + query if query else ''}", language=None)
