@@ -86,8 +86,10 @@ def explorer_chart(view: ExplorerView, catalog: Catalog, link: str = "",
                               scale=alt.Scale(domain=["data", "simulated"], range=[[1, 0], [6, 3]]))
         layers.append(alt.Chart(env).mark_line(strokeWidth=2.5, interpolate="monotone").encode(
             x=x_enc, y=y_enc, color=color, strokeDash=dash, detail="series:N", order="x:Q"))
-        layers.append(alt.Chart(env).mark_point(size=110, filled=True, opacity=1).encode(
-            x=x_enc, y=y_enc, color=color, shape=shape, tooltip=tooltip))
+        layers.append(alt.Chart(env).mark_point(filled=True, opacity=1).encode(
+            x=x_enc, y=y_enc, color=color, shape=shape, tooltip=tooltip,
+            size=alt.Size("series:N", scale=alt.Scale(domain=["data", "simulated"],
+                                                      range=[110, 25]), legend=None)))
 
     refs = view.references
     if not refs.empty:

@@ -24,6 +24,8 @@ def build_parser() -> argparse.ArgumentParser:
     db = sub.add_parser("db", help="create or upgrade the database")
     db_sub = db.add_subparsers(dest="db_command", required=True)
     init = db_sub.add_parser("init", help="apply migrations and load the built-in data")
+    init.add_argument("--no-simulated", action="store_true",
+                      help="skip the built-in simulated envelopes (published figures only)")
     _db_arg(init)
 
     ingest = sub.add_parser("ingest", help="import result files and folders (recursively)")
@@ -264,12 +266,18 @@ def cmd_simulate(args) -> int:
 
 
 def cmd_db_init(args) -> int:
-    from opx.builtin import builtin_runs
+    from opx.builtin import builtin_runs, builtin_simulations
     path = db_path(args.db)
     runs = builtin_runs()           # validate everything before the file is touched
+    notes: list[str] = []
+    if not args.no_simulated:
+        simulated, notes = builtin_simulations()
+        runs += simulated
     with store.writing(path) as con:
         result = store.write_runs(con, runs)
         total_runs, total_points = store.count_runs(con)
+    for note in notes:
+        print(f"note: {note}")
     print(f"{path}: schema version {store.SCHEMA_VERSION}; built-in data: "
           f"{result.runs_added} run(s) and {result.points_added} point(s) added, "
           f"{result.runs_unchanged} already stored; {total_runs} run(s), {total_points} point(s) in all")

@@ -31,7 +31,7 @@ class HardwareSummary:
     multiple_at_peak: Multiple | None
     runs: int
     points: int
-    simulated_only: bool = False              # no data under the filters: figures are simulated
+    simulated_only: bool = False              # no data at this percentile: the target value is simulated
     simulated_at_target: ValueAt | None = None   # the simulation at the target, beside the data
 
 
@@ -84,7 +84,7 @@ class ExplorerView:
 
 def _sim_text(s: HardwareSummary) -> str:
     if s.simulated_only:
-        return "(figures are simulated)"
+        return "(the value at target is simulated)"
     v = s.simulated_at_target
     if v is None:
         return "–"
@@ -114,12 +114,17 @@ def explore(db: Path, state: ViewState, catalog: Catalog) -> ExplorerView:
     # multiples come from measured/published data, and from a simulation only where a hardware has
     # no data under the filters (its provenance then says `simulated`).
     peak_rows = {(r.hardware, bool(r.simulated)): r for r in peaks.itertuples()} if not peaks.empty else {}
+    drawn = ({(h, bool(sim)) for h, sim in zip(pts.hardware, pts.simulated)} if not pts.empty
+             else set())
+    # At the target: the data's envelope when it has points at this percentile, else the
+    # simulation's. At peak: the data's peak when there is one, else the simulation's.
+    target_sim = {hw: (hw, False) not in drawn and (hw, True) in drawn for hw in state.hw}
     primary_sim = {hw: (hw, False) not in peak_rows and (hw, True) in peak_rows for hw in state.hw}
     at_target: dict[str, tuple[ValueAt, str, str]] = {}
     sim_at_target: dict[str, ValueAt | None] = {}
     for hw in state.hw:
-        at_target[hw] = _value_on_envelope(pts, hw, primary_sim[hw], state.target)
-        sim_at_target[hw] = (None if primary_sim[hw] or (hw, True) not in peak_rows
+        at_target[hw] = _value_on_envelope(pts, hw, target_sim[hw], state.target)
+        sim_at_target[hw] = (None if target_sim[hw] or (hw, True) not in drawn
                              else _value_on_envelope(pts, hw, True, state.target)[0])
 
     peak_by_hw = {hw: peak_rows.get((hw, primary_sim[hw])) for hw in state.hw}
@@ -146,7 +151,7 @@ def explore(db: Path, state: ViewState, catalog: Catalog) -> ExplorerView:
                 _peak_value(pk), base_peak, name, base_name),
             runs=int(cover_by_hw[hw].runs) if hw in cover_by_hw else 0,
             points=int(cover_by_hw[hw].points) if hw in cover_by_hw else 0,
-            simulated_only=primary_sim[hw], simulated_at_target=sim_at_target[hw],
+            simulated_only=target_sim[hw], simulated_at_target=sim_at_target[hw],
         ))
         c = cover_by_hw.get(hw)
         if c is None:
@@ -157,11 +162,20 @@ def explore(db: Path, state: ViewState, catalog: Catalog) -> ExplorerView:
                 notes.append(f"{name}: {c.missing_pct} point(s) have no {state.pct.upper()} "
                              "interactivity in their source and are not drawn (never guessed "
                              "from another percentile).")
+            if c.missing_pct_simulated:
+                notes.append(f"{name}: {c.missing_pct_simulated} simulated point(s) give "
+                             f"{_simulated_percentiles()} only (a model value has no spread, so no "
+                             f"{state.pct.upper()} is claimed); choose P50 to see the simulated "
+                             "curves.")
             if c.missing_y:
                 notes.append(f"{name}: {c.missing_y} point(s) have no {state.y} throughput "
                              "in their source and are not drawn.")
     return ExplorerView(state=state, baseline=baseline, points=pts, references=refs,
                         summaries=summaries, notes=notes)
+
+
+def _simulated_percentiles() -> str:
+    return "P50"
 
 
 def _value_on_envelope(pts: pd.DataFrame, hw: str, simulated: bool,

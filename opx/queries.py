@@ -124,7 +124,10 @@ def coverage(con: duckdb.DuckDBPyConnection, f: Filters) -> pd.DataFrame:
     WITH {_base_cte(f)}
     SELECT hardware, count(DISTINCT run_id) AS runs, count(*) AS points,
            count(*) FILTER (WHERE x IS NOT NULL AND y IS NOT NULL) AS drawable,
-           count(*) FILTER (WHERE x IS NULL AND NOT interactivity_unstated) AS missing_pct,
+           count(*) FILTER (WHERE x IS NULL AND NOT interactivity_unstated AND NOT simulated)
+               AS missing_pct,
+           count(*) FILTER (WHERE x IS NULL AND NOT interactivity_unstated AND simulated)
+               AS missing_pct_simulated,
            count(*) FILTER (WHERE y IS NULL) AS missing_y
     FROM base GROUP BY hardware ORDER BY hardware
     """

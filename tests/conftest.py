@@ -26,3 +26,14 @@ def seed_db(tmp_path_factory) -> Path:
     with store.writing(path) as con:
         store.write_runs(con, builtin_runs())
     return path
+
+
+@pytest.fixture(scope="session")
+def full_db(tmp_path_factory) -> Path:
+    """The database `make run` builds: published figures and the built-in simulated envelopes."""
+    from opx.builtin import builtin_simulations
+    path = tmp_path_factory.mktemp("fulldb") / "opx.duckdb"
+    simulated, _ = builtin_simulations()
+    with store.writing(path) as con:
+        store.write_runs(con, builtin_runs() + simulated)
+    return path

@@ -1,0 +1,60 @@
+"""The Simulate page through AppTest."""
+import shutil
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from opx import store
+from tests.conftest import ROOT
+
+
+@pytest.fixture
+def db(seed_db, tmp_path, monkeypatch):
+    path = tmp_path / "opx.duckdb"
+    shutil.copy(seed_db, path)
+    monkeypatch.setenv("OPX_DB", str(path))
+    return path
+
+
+def open_simulate(**params):
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.switch_page("pages/simulate.py")
+    for k, v in params.items():
+        at.query_params[k] = v
+    return at.run()
+
+
+def test_default_simulation_shows_an_envelope_with_its_error(db):
+    at = open_simulate()
+    assert not at.exception
+    env = at.dataframe[0].value
+    assert len(env) > 5 and env.interactivity_p50.is_monotonic_increasing is not None
+    chart = at.get("vega_lite_chart")[0]
+    assert "Held-out error" in chart.proto.spec and "simulated" in chart.proto.spec
+
+
+def test_parameters_from_the_link_and_bad_ones(db):
+    at = open_simulate(hw="b200", model="deepseek-r1", workload="1k1k", layout="TP8", mtp="1",
+                       accept="7", kv="tape")
+    assert not at.exception
+    assert at.selectbox(key="sim_hw").value == "b200"
+    assert at.text_input(key="sim_layout").value == "TP8"
+    warnings = " ".join(w.value for w in at.warning)
+    assert "accept" in warnings and "kv" in warnings
+    env = at.dataframe[0].value
+    assert set(env.layout.str.replace(" MTP1", "")) == {"TP8"}
+
+
+def test_an_impossible_request_is_an_error_not_an_exception(db):
+    at = open_simulate(hw="h100", model="deepseek-r1", workload="1k1k", gpus="8")
+    assert not at.exception
+    assert at.error and "Cannot simulate" in at.error[0].value
+
+
+def test_save_writes_simulated_runs(db):
+    at = open_simulate(hw="b200", model="deepseek-r1", workload="1k1k", layout="TP8")
+    at.button(key="save_simulation").click().run()
+    assert not at.exception
+    with store.reading(db) as con:
+        n = con.execute("SELECT count(*) FROM runs WHERE provenance = 'simulated'").fetchone()[0]
+    assert n >= 1
