@@ -41,6 +41,12 @@ class ViewState(BaseModel):
     points: bool = False                         # draw non-frontier points
     a: str = "vr-nvl72"                          # /compare: system A
     b: str = "gb300-nvl72"                       # /compare: system B
+    price: tuple[str, ...] = ()                  # "<hardware>:<USD per GPU-hour>" overrides
+    power: tuple[str, ...] = ()                  # "<hardware>:<all-in W per GPU>" overrides
+
+    def overrides(self, name: str) -> dict[str, float]:
+        """`price` or `power` overrides as {hardware: value}."""
+        return {k: float(v) for k, v in (item.rsplit(":", 1) for item in getattr(self, name))}
 
     @field_validator("target")
     @classmethod
@@ -128,6 +134,26 @@ class ViewState(BaseModel):
                     notices.append(f"Unknown provenance `{raw}` in the link was ignored "
                                    f"(expected one of {', '.join(PROVENANCES)}).")
             values["source"] = tuple(kept)
+
+        for name, unit, high in (("price", "USD per GPU-hour", 1000.0), ("power", "W per GPU", 100_000.0)):
+            raw_items = get(name, all_values=True)
+            if raw_items is None:
+                continue
+            kept: dict[str, str] = {}
+            for raw in raw_items:
+                slug_part, sep, number = raw.rpartition(":")
+                slug = (catalog.resolve_hardware(slug_part) if catalog else slug_part) if sep else None
+                try:
+                    value = float(number)
+                    ok = slug is not None and math.isfinite(value) and 0 < value <= high
+                except ValueError:
+                    ok = False
+                if ok:
+                    kept[slug] = f"{slug}:{format_number(value)}"
+                else:
+                    notices.append(f"`{name}={raw}` in the link is not <hardware>:<{unit}>; "
+                                   "it was ignored.")
+            values[name] = tuple(kept[k] for k in sorted(kept))
 
         raw_target = get("target")
         if raw_target is not None:

@@ -7,8 +7,8 @@ PERCENTILES: tuple[str, ...] = get_args(Percentile)
 Provenance = Literal["measured", "published", "preview", "derived", "interpolated", "simulated"]
 PROVENANCES: tuple[str, ...] = get_args(Provenance)
 
-# y metrics the Explorer offers today; cost and power metrics come with the Compare issue.
-YMetric = Literal["total", "output", "input"]
+# y metrics: throughput per GPU, and cost and power metrics derived from total throughput per GPU.
+YMetric = Literal["total", "output", "input", "per_mw", "usd_per_mtok", "j_per_token"]
 Y_METRICS: tuple[str, ...] = get_args(YMetric)
 
 XScale = Literal["log", "linear"]

@@ -13,6 +13,7 @@ import pandas as pd
 from models import Catalog, ViewState
 from models.view import format_number
 from opx import metrics, queries, store
+from opx.economics import economics_for
 from opx.frontier import Multiple, ValueAt, multiple_at_peak, multiple_at_target, value_at
 
 
@@ -61,6 +62,7 @@ class ExplorerView:
     def table(self) -> pd.DataFrame:
         """The per-hardware table under the chart, as shown (text cells, numbers kept beside)."""
         y = metrics.y_metric(self.state.y)
+        peak = "Peak" if y.direction == "higher" else "Best (at peak throughput)"
         base_name = next((s.name for s in self.summaries if s.hardware == self.baseline), "")
         rows = []
         for s in self.summaries:
@@ -71,7 +73,7 @@ class ExplorerView:
                     else s.at_target.text,
                 f"× {base_name} at target": "baseline" if s.multiple_at_target is None
                     else s.multiple_at_target.text,
-                f"Peak ({y.unit})": metrics.format_value(s.peak),
+                f"{peak} ({y.unit})": metrics.format_value(s.peak),
                 f"× {base_name} at peak": "baseline" if s.multiple_at_peak is None
                     else s.multiple_at_peak.text,
                 "Simulated at target": _sim_text(s),
@@ -92,8 +94,9 @@ def _sim_text(s: HardwareSummary) -> str:
 
 
 def filters_for(state: ViewState) -> queries.Filters:
+    metric = metrics.y_metric(state.y)
     return queries.Filters(model=state.model, workload=state.workload, hardware=state.hw,
-                           pct=state.pct, y=state.y, sources=state.source)
+                           pct=state.pct, y=metric.base or state.y, sources=state.source)
 
 
 def explore(db: Path, state: ViewState, catalog: Catalog) -> ExplorerView:
@@ -106,6 +109,9 @@ def explore(db: Path, state: ViewState, catalog: Catalog) -> ExplorerView:
 
     pts = _decorate(pts, catalog)
     refs = _decorate(refs, catalog)
+    metric = metrics.y_metric(state.y)
+    econ = {hw: economics_for(catalog, state, hw) for hw in state.hw} if metric.derived else {}
+    pts, refs = _convert(pts, metric, econ), _convert(refs, metric, econ)
     baseline = state.effective_baseline()
     target_text = f"{format_number(state.target)} tok/s/user"
     notes: list[str] = []
@@ -123,15 +129,19 @@ def explore(db: Path, state: ViewState, catalog: Catalog) -> ExplorerView:
     at_target: dict[str, tuple[ValueAt, str, str]] = {}
     sim_at_target: dict[str, ValueAt | None] = {}
     for hw in state.hw:
-        at_target[hw] = _value_on_envelope(pts, hw, target_sim[hw], state.target)
+        v, prov, src = _value_on_envelope(pts, hw, target_sim[hw], state.target)
+        at_target[hw] = (_in_metric(v, metric, econ.get(hw)), prov, src)
         sim_at_target[hw] = (None if target_sim[hw] or (hw, True) not in drawn
-                             else _value_on_envelope(pts, hw, True, state.target)[0])
+                             else _in_metric(_value_on_envelope(pts, hw, True, state.target)[0],
+                                             metric, econ.get(hw)))
 
     peak_by_hw = {hw: peak_rows.get((hw, primary_sim[hw])) for hw in state.hw}
+    peak_value = {hw: _metric_value(metric, econ.get(hw), _peak_value(peak_by_hw[hw]))
+                  for hw in state.hw}
     cover_by_hw = {r.hardware: r for r in cover.itertuples()} if not cover.empty else {}
     summaries = []
     base_v = at_target.get(baseline, (ValueAt("no_data"), "", ""))[0] if baseline else None
-    base_peak = _peak_value(peak_by_hw.get(baseline)) if baseline else None
+    base_peak = peak_value.get(baseline) if baseline else None
     base_name = catalog.hardware_name(baseline) if baseline else ""
     for hw in state.hw:
         v, prov, src = at_target[hw]
@@ -140,7 +150,7 @@ def explore(db: Path, state: ViewState, catalog: Catalog) -> ExplorerView:
         is_base = hw == baseline
         summaries.append(HardwareSummary(
             hardware=hw, name=name, at_target=v, target_provenance=prov, target_source=src,
-            peak=_peak_value(pk),
+            peak=peak_value[hw],
             peak_provenance=(pk.provenance + (" (interactivity not stated)"
                                               if pk.interactivity_unstated else "")) if pk else "",
             peak_source=_source_text(pk.source, pk.source_url) if pk else "",
@@ -148,11 +158,16 @@ def explore(db: Path, state: ViewState, catalog: Catalog) -> ExplorerView:
             multiple_at_target=None if is_base else multiple_at_target(
                 v, base_v, name, base_name, target_text),
             multiple_at_peak=None if is_base else multiple_at_peak(
-                _peak_value(pk), base_peak, name, base_name),
+                peak_value[hw], base_peak, name, base_name),
             runs=int(cover_by_hw[hw].runs) if hw in cover_by_hw else 0,
             points=int(cover_by_hw[hw].points) if hw in cover_by_hw else 0,
             simulated_only=target_sim[hw], simulated_at_target=sim_at_target[hw],
         ))
+        if metric.derived:
+            e = econ.get(hw)
+            notes.append(e.describe(name) if e else
+                         f"{name}: no price or power in the catalog; set one with "
+                         f"price={hw}:<USD per GPU-hour> and power={hw}:<W> in the link.")
         c = cover_by_hw.get(hw)
         if c is None:
             notes.append(f"No runs of {name} for {catalog.model_name(state.model)} on "
@@ -187,7 +202,7 @@ def _value_on_envelope(pts: pd.DataFrame, hw: str, simulated: bool,
     if env.empty:
         return ValueAt("no_data"), "", ""
     env = env.sort_values("x").reset_index(drop=True)
-    v = value_at(env.x.to_numpy(), env.y.to_numpy(), target)
+    v = value_at(env.x.to_numpy(), env.tput.to_numpy(), target)
     if v.status != "ok":
         return v, "", ""
     used = env.iloc[list(v.neighbours)]
@@ -198,6 +213,39 @@ def _value_on_envelope(pts: pd.DataFrame, hw: str, simulated: bool,
 
 def _peak_value(row) -> float | None:
     return None if row is None or pd.isna(row.peak) else float(row.peak)
+
+
+def _in_metric(v: ValueAt, metric: metrics.Metric, econ) -> ValueAt:
+    """A throughput value at the target, expressed in the chosen metric."""
+    if v.status != "ok" or not metric.derived:
+        return v
+    value = _metric_value(metric, econ, v.value)
+    if value is None:
+        return ValueAt("no_data")
+    return ValueAt("ok", value, v.exact, v.neighbours)
+
+
+def _convert(df: pd.DataFrame, metric: metrics.Metric, econ: dict) -> pd.DataFrame:
+    """Keep throughput per GPU in `tput`; put the chosen metric in `y` (cost and power metrics
+    from each hardware's price and power)."""
+    df = df.copy()
+    df["tput"] = df["y"] if "y" in df else []
+    if metric.derived and not df.empty:
+        df["y"] = [_metric_value(metric, econ.get(h), t) for h, t in zip(df.hardware, df.tput)]
+        df = df[df.y.notna()].reset_index(drop=True)
+    return df
+
+
+def _metric_value(metric: metrics.Metric, econ, tput: float | None) -> float | None:
+    """The chosen metric from a throughput per GPU (None when it cannot be computed)."""
+    if tput is None or pd.isna(tput):
+        return None
+    if not metric.derived:
+        return float(tput)
+    if econ is None:
+        return None
+    value = metric.convert(float(tput), econ.usd_per_gpu_hour, econ.watts_per_gpu)
+    return None if pd.isna(value) else float(value)
 
 
 def _source_text(source: str, url: str) -> str:

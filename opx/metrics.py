@@ -17,10 +17,33 @@ class Metric:
     column: str           # column of the point_metrics view
     formula: str          # how it is derived from stored seconds and tokens
     direction: Literal["higher", "lower"]
+    base: str | None = None       # derived metrics: the throughput metric they are computed from
 
     @property
     def title(self) -> str:
         return f"{self.label} ({self.unit})"
+
+    @property
+    def derived(self) -> bool:
+        return self.base is not None
+
+    def convert(self, tok_s_per_gpu, usd_per_gpu_hour: float, watts_per_gpu: float):
+        """This metric from throughput per GPU (scalar or numpy array); NaN where undefined."""
+        import numpy as np
+        t = np.asarray(tok_s_per_gpu, dtype=float)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if self.key == "per_mw":
+                out = t * 1e6 / watts_per_gpu
+            elif self.key == "usd_per_mtok":
+                out = np.where(t > 0, usd_per_gpu_hour / (t * 3600 / 1e6), np.nan)
+            elif self.key == "j_per_token":
+                out = np.where(t > 0, watts_per_gpu / t, np.nan)
+            else:
+                out = t
+        return out if out.ndim else float(out)
+
+    def better(self, a: float, b: float) -> bool:
+        return a > b if self.direction == "higher" else a < b
 
 
 Y_METRICS: dict[str, Metric] = {
@@ -32,6 +55,13 @@ Y_METRICS: dict[str, Metric] = {
                      "output tokens/s of the deployment / all its GPUs (prefill + decode)", "higher"),
     "input": Metric("input", "Input throughput per GPU", "tok/s/GPU", "throughput_input_per_gpu",
                     "input tokens/s of the deployment / all its GPUs (prefill + decode)", "higher"),
+    "per_mw": Metric("per_mw", "Throughput per MW", "tok/s per MW", "throughput_total_per_gpu",
+                     "total tok/s/GPU x 1e6 / all-in W per GPU", "higher", base="total"),
+    "usd_per_mtok": Metric("usd_per_mtok", "Cost per million tokens", "$/M tokens",
+                           "throughput_total_per_gpu",
+                           "($/GPU-hour) / (total tok/s/GPU x 3600 / 1e6)", "lower", base="total"),
+    "j_per_token": Metric("j_per_token", "Energy per token", "J/token", "throughput_total_per_gpu",
+                          "all-in W per GPU / total tok/s/GPU", "lower", base="total"),
 }
 
 
@@ -50,7 +80,7 @@ def y_metric(key: str) -> Metric:
 
 def format_value(value: float | None) -> str:
     """Short, readable figures: 1.70M, 29.3k, 387, 0.512."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
+    if value is None or (isinstance(value, float) and (math.isnan(value) or math.isinf(value))):
         return "–"
     a = abs(value)
     for threshold, suffix in ((1e9, "B"), (1e6, "M"), (1e3, "k")):
@@ -58,7 +88,9 @@ def format_value(value: float | None) -> str:
             return f"{value / threshold:.3g}{suffix}"
     if a >= 100:
         return f"{value:.0f}"
-    return f"{value:.3g}"
+    if a >= 0.001 or a == 0:
+        return f"{value:.3g}"
+    return f"{value:.2e}"
 
 
 def format_multiple(value: float | None) -> str:
