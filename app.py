@@ -4,9 +4,10 @@ import streamlit as st
 st.set_page_config(page_title="opx: operating-point explorer", page_icon="📈", layout="wide")
 
 pages = [
-    st.Page("pages/explorer.py", title="Explorer", icon="📈", default=True),
-    st.Page("pages/simulate.py", title="Simulate", icon="🧮", url_path="simulate"),
-    st.Page("pages/data.py", title="Data", icon="🗂️", url_path="data"),
+    st.Page("app_pages/explorer.py", title="Explorer", icon="📈", default=True),
+    st.Page("app_pages/compare.py", title="Compare", icon="⚖️", url_path="compare"),
+    st.Page("app_pages/simulate.py", title="Simulate", icon="🧮", url_path="simulate"),
+    st.Page("app_pages/data.py", title="Data", icon="🗂️", url_path="data"),
 ]
 page = st.navigation(pages)
 st.sidebar.caption("opx · throughput per GPU against tokens/s per user, with the provenance of "

@@ -41,6 +41,8 @@ class ViewState(BaseModel):
     points: bool = False                         # draw non-frontier points
     a: str = "vr-nvl72"                          # /compare: system A
     b: str = "gb300-nvl72"                       # /compare: system B
+    ra: str | None = None                        # /compare: run A (a run id) instead of hardware A
+    rb: str | None = None                        # /compare: run B
     price: tuple[str, ...] = ()                  # "<hardware>:<USD per GPU-hour>" overrides
     power: tuple[str, ...] = ()                  # "<hardware>:<all-in W per GPU>" overrides
 
@@ -188,6 +190,15 @@ class ViewState(BaseModel):
                 values[flag] = False
             else:
                 notices.append(f"`{flag}={raw}` in the link is not 1 or 0; it was ignored.")
+
+        for name in ("ra", "rb"):
+            raw = get(name)
+            if raw is None:
+                continue
+            if len(raw) == 16 and all(c in "0123456789abcdef" for c in raw):
+                values[name] = raw
+            else:
+                notices.append(f"`{name}={raw[:40]}` in the link is not a run id; it was ignored.")
 
         raw_view = get("view")
         if raw_view is not None:

@@ -213,3 +213,44 @@ def simulate_chart(points: pd.DataFrame, envelope: pd.DataFrame, measured: pd.Da
         width=WIDTH, height=HEIGHT,
         title=alt.TitleParams(text=title, subtitle=subtitle, anchor="start", font=FONT,
                               subtitleFont=FONT))
+
+
+def multiple_chart(curve: pd.DataFrame, a_name: str, b_name: str, target: float,
+                   metric: metrics.Metric, pct: str) -> alt.LayerChart:
+    """A/B across interactivity; where one side cannot reach, a shaded band says so instead of an
+    infinite multiple."""
+    x_title = metrics.interactivity(pct).title
+    both = curve[curve.status == "both"] if not curve.empty else curve
+    lo = min(list(curve.x) + [target]) / 1.3 if not curve.empty else target / 2
+    hi = max(list(curve.x) + [target]) * 1.3 if not curve.empty else target * 2
+    x_enc = alt.X("x:Q", title=x_title, scale=alt.Scale(type="log", domain=[lo, hi]))
+    layers = []
+    if not both.empty:
+        layers.append(alt.Chart(both).mark_line(strokeWidth=2.5, color="#333").encode(
+            x=x_enc, y=alt.Y("multiple:Q", title=f"{a_name} ÷ {b_name} ({metric.label})",
+                             scale=alt.Scale(type="log")),
+            tooltip=[alt.Tooltip("x:Q", title=x_title, format=",.4~g"),
+                     alt.Tooltip("multiple:Q", title="Multiple", format=",.3~g"),
+                     alt.Tooltip("a:Q", title=a_name, format=",.4~s"),
+                     alt.Tooltip("b:Q", title=b_name, format=",.4~s")]))
+        layers.append(alt.Chart(pd.DataFrame({"y": [1.0]})).mark_rule(color="#999").encode(y="y:Q"))
+    bands = []
+    if not curve.empty:
+        for status, group in curve[curve.status != "both"].groupby("status"):
+            bands.append({"x": group.x.min(), "x2": group.x.max(), "label": status})
+    if bands:
+        band_df = pd.DataFrame(bands)
+        layers.append(alt.Chart(band_df).mark_rect(opacity=0.12, color="#d62728").encode(
+            x=x_enc, x2="x2:Q", tooltip=[alt.Tooltip("label:N", title="No multiple")]))
+        layers.append(alt.Chart(band_df).mark_text(align="left", baseline="top", dx=3, dy=4,
+                                                   color="#a00", fontSize=11, font=FONT).encode(
+            x=x_enc, y=alt.value(0), text="label:N"))
+    layers.append(alt.Chart(pd.DataFrame({"x": [target]})).mark_rule(
+        color="#555", strokeDash=[2, 2]).encode(x=x_enc))
+    return alt.layer(*layers).properties(
+        width=WIDTH, height=260,
+        title=alt.TitleParams(text=f"{a_name} ÷ {b_name} across interactivity",
+                              subtitle=["Where a side cannot reach an interactivity there is no "
+                                        "multiple: the band says which side, instead of an "
+                                        "infinite number."], anchor="start", font=FONT,
+                              subtitleFont=FONT))

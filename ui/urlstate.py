@@ -46,6 +46,8 @@ def seed_from_url(resolver: SlugResolver) -> list[str]:
     ss["source"] = list(state.source)
     ss["runs"], ss["points"] = state.runs, state.points
     ss["a"], ss["b"] = state.a, state.b
+    ss["ra"], ss["rb"] = state.ra, state.rb
+    ss["price"], ss["power"] = state.price, state.power
     ss[_NOTICES] = notices
     return notices
 
@@ -77,13 +79,17 @@ def saved_view_info() -> str | None:
 
 
 def state_from_widgets() -> ViewState:
+    """The state the widgets hold; fields a page does not show keep their seeded value."""
     ss = st.session_state
-    hw = tuple(ss.get("hw", ()))
-    return ViewState(model=ss["model"], workload=ss["workload"], hw=hw, pct=ss["pct"], y=ss["y"],
-                     target=float(ss["target"]), source=tuple(ss.get("source", ())),
-                     baseline=ss.get("baseline"), xscale=ss["xscale"],
-                     runs=bool(ss["runs"]), points=bool(ss["points"]),
-                     a=ss.get("a", ViewState().a), b=ss.get("b", ViewState().b))
+    d = ViewState()
+    return ViewState(model=ss.get("model", d.model), workload=ss.get("workload", d.workload),
+                     hw=tuple(ss.get("hw", d.hw)), pct=ss.get("pct", d.pct), y=ss.get("y", d.y),
+                     target=float(ss.get("target", d.target)),
+                     source=tuple(ss.get("source", ())), baseline=ss.get("baseline"),
+                     xscale=ss.get("xscale", d.xscale), runs=bool(ss.get("runs", False)),
+                     points=bool(ss.get("points", False)), a=ss.get("a", d.a), b=ss.get("b", d.b),
+                     ra=ss.get("ra"), rb=ss.get("rb"), price=tuple(ss.get("price", ())),
+                     power=tuple(ss.get("power", ())))
 
 
 def write_url(state: ViewState) -> ViewState:

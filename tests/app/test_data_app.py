@@ -20,7 +20,7 @@ def db(seed_db, tmp_path, monkeypatch):
 
 def open_data_page():
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-    at.switch_page("pages/data.py")
+    at.switch_page("app_pages/data.py")
     return at.run()
 
 

@@ -13,7 +13,7 @@ from tests.conftest import ROOT
 
 EXAMPLES = int(os.environ.get("OPX_FUZZ_EXAMPLES",
                               "700" if os.environ.get("CI", "").lower() == "true" else "40"))
-PAGES = [None, "pages/data.py", "pages/simulate.py"]
+PAGES = [None, "app_pages/data.py", "app_pages/simulate.py"]
 
 plausible = st.sampled_from([
     "vr-nvl72", "gb300", "GB300 NVL72", "h200", "p50", "p90", "p99", "p95", "total", "output",

@@ -87,7 +87,7 @@ def test_read_only_mode_disables_every_write(db, monkeypatch):
     explorer = run_app()
     assert explorer.text_input(key="save_view_title").disabled
     assert explorer.button[0].disabled
-    data = run_app("pages/data.py")
+    data = run_app("app_pages/data.py")
     assert not data.exception
     assert data.button(key="delete").disabled and data.button(key="import").disabled
     assert any("read-only" in i.value.replace("\\", "") for i in data.info)

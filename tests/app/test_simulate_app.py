@@ -18,7 +18,7 @@ def db(seed_db, tmp_path, monkeypatch):
 
 def open_simulate(**params):
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
-    at.switch_page("pages/simulate.py")
+    at.switch_page("app_pages/simulate.py")
     for k, v in params.items():
         at.query_params[k] = v
     return at.run()

@@ -1,0 +1,127 @@
+"""Compare (`/compare`): two systems (or two runs) head to head, and why a multiple changes with
+interactivity."""
+import streamlit as st
+
+from models import PERCENTILES, Y_METRICS
+from models.view import TARGET_MAX, TARGET_MIN, format_number
+from opx import compare, metrics
+from opx.charts import explorer_chart, multiple_chart
+from opx.economics import economics_for
+from opx.errors import OpxError
+from opx.views import compare_state
+from ui import data, permissions, share, urlstate
+from ui.text import escape_md
+
+catalog = data.catalog()
+permissions.sidebar_controls()
+notices = urlstate.seed_from_url(data.resolver())
+st.title("Compare")
+for notice in notices:
+    st.warning(escape_md(notice), icon="⚠️")
+
+hardware = data.options("hardware")
+with st.sidebar:
+    st.header("Compare")
+    st.selectbox("A", hardware, key="a", format_func=catalog.hardware_name)
+    st.selectbox("B (the denominator)", hardware, key="b", format_func=catalog.hardware_name)
+    st.selectbox("Model", data.options("model"), key="model", format_func=catalog.model_name)
+    st.selectbox("Workload", data.options("workload"), key="workload",
+                 format_func=catalog.workload_name)
+    st.radio("Interactivity percentile", PERCENTILES, key="pct", horizontal=True,
+             format_func=str.upper)
+    st.selectbox("Metric", Y_METRICS, key="y", format_func=lambda k: metrics.y_metric(k).title)
+
+left, right = st.columns([3, 1])
+with left:
+    st.slider("Target interactivity (tok/s/user)", 1.0, urlstate.TARGET_SLIDER_MAX, step=1.0,
+              key="target_slider", on_change=urlstate.sync_target_from_slider)
+with right:
+    st.number_input("Typed target (tok/s/user)", TARGET_MIN, TARGET_MAX, step=1.0, key="target",
+                    on_change=urlstate.sync_slider_from_target)
+
+state = urlstate.state_from_widgets()
+metric = metrics.y_metric(state.y)
+
+# Prices and powers: catalog defaults, editable; what differs from the catalog goes in the link.
+if metric.derived:
+    with st.expander("Prices and powers (catalog defaults; edit to override)", expanded=True):
+        prices, powers = dict(state.overrides("price")), dict(state.overrides("power"))
+        for hw in dict.fromkeys((state.a, state.b)):
+            e = economics_for(catalog, state, hw)
+            spec = catalog.hardware.get(hw)
+            c1, c2, c3 = st.columns([2, 1, 1])
+            c1.markdown(f"**{escape_md(catalog.hardware_name(hw))}**  \n"
+                        + escape_md(e.describe(catalog.hardware_name(hw)) if e else
+                                    "no catalog price or power: set both"))
+            price = c2.number_input("$/GPU-hour", 0.01, 1000.0,
+                                    value=e.usd_per_gpu_hour if e else None, key=f"price_{hw}")
+            watts = c3.number_input("W per GPU (all-in)", 1.0, 100_000.0,
+                                    value=e.watts_per_gpu if e else None, key=f"power_{hw}")
+            default_price = spec.usd_per_gpu_hour.value if spec else None
+            default_watts = spec.power_w_all_in.value if spec else None
+            for store_, value, default in ((prices, price, default_price),
+                                           (powers, watts, default_watts)):
+                if value is not None and value != default:
+                    store_[hw] = value
+                else:
+                    store_.pop(hw, None)
+        state = state.model_copy(update={
+            "price": tuple(f"{k}:{format_number(v)}" for k, v in sorted(prices.items())),
+            "power": tuple(f"{k}:{format_number(v)}" for k, v in sorted(powers.items()))})
+        st.session_state["price"], st.session_state["power"] = state.price, state.power
+
+state = urlstate.write_url(state)
+
+try:
+    view = data.explorer_view(compare_state(state))
+    if state.ra and state.rb:
+        side_a, side_b = compare.sides_from_runs(data.database(), state, catalog, state.ra, state.rb)
+        if side_a is None or side_b is None:
+            st.warning("A run in the link no longer exists; comparing the hardware instead.")
+            side_a, side_b = compare.sides_from_view(view, catalog)
+    else:
+        side_a, side_b = compare.sides_from_view(view, catalog)
+except OpxError as exc:
+    st.error(escape_md(f"error: {exc}"))
+    st.stop()
+
+target_text = f"{format_number(state.target)} tok/s/user ({state.pct.upper()})"
+a_sum = next(s for s in view.summaries if s.hardware == state.a)
+curve = compare.multiple_curve(side_a, side_b, metric)
+
+st.subheader(f"{side_a.name} vs {side_b.name}")
+c1, c2, c3 = st.columns(3)
+sa, va = side_a.value(state.target, metric)
+sb, vb = side_b.value(state.target, metric)
+if sa == "ok" and sb == "ok" and vb:
+    at_target = metrics.format_multiple(va / vb)
+elif sb == "not_reachable":
+    at_target = f"{side_b.name} cannot reach {format_number(state.target)}"
+elif sa == "not_reachable":
+    at_target = f"{side_a.name} cannot reach {format_number(state.target)}"
+else:
+    at_target = "no multiple (outside the measured range or no data)"
+c1.metric(f"Multiple at the target, {target_text}", at_target)
+c1.caption(escape_md(f"{metrics.format_value(va)} vs {metrics.format_value(vb)} {metric.unit}; "
+                     f"provenance: {side_a.provenance or '–'} vs {side_b.provenance or '–'}"))
+c2.metric("Multiple at peak throughput", a_sum.multiple_at_peak.text if a_sum.multiple_at_peak
+          and not (state.ra and state.rb) else "–")
+c2.caption(escape_md(f"peaks: {a_sum.peak_provenance or '–'} vs "
+                     f"{next(s for s in view.summaries if s.hardware == state.b).peak_provenance or '–'}"))
+c3.markdown(f"**Where {escape_md(side_a.name)} leads**")
+c3.write(escape_md(compare.lead_summary(curve, side_a, side_b, metric)))
+if metric.direction == "lower":
+    st.caption(f"{metric.label} is better lower: a multiple below 1× means {escape_md(side_a.name)} "
+               "is cheaper or uses less energy.")
+
+if not (state.ra and state.rb):
+    st.altair_chart(explorer_chart(view, catalog, link=share.share_link("/compare", state)),
+                    key="compare_chart", theme=None)
+st.altair_chart(multiple_chart(curve, side_a.name, side_b.name, state.target, metric, state.pct),
+                key="compare_multiple", theme=None)
+for note in view.notes:
+    st.caption(escape_md(note))
+
+st.subheader("Share and export")
+share.share_box("/compare", state)
+share.export_buttons("/compare", "compare", state, key="compare_export")
