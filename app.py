@@ -6,6 +6,8 @@ st.set_page_config(page_title="opx: operating-point explorer", page_icon="📈",
 pages = [
     st.Page("app_pages/explorer.py", title="Explorer", icon="📈", default=True),
     st.Page("app_pages/compare.py", title="Compare", icon="⚖️", url_path="compare"),
+    st.Page("app_pages/planner.py", title="Planner", icon="🧭", url_path="planner"),
+    st.Page("app_pages/latency.py", title="Latency", icon="⏱️", url_path="latency"),
     st.Page("app_pages/simulate.py", title="Simulate", icon="🧮", url_path="simulate"),
     st.Page("app_pages/data.py", title="Data", icon="🗂️", url_path="data"),
 ]

@@ -4,7 +4,7 @@ import streamlit as st
 from models import PERCENTILES, PROVENANCES, Y_METRICS
 from models.view import TARGET_MAX, TARGET_MIN, format_number
 from opx import metrics
-from opx.charts import explorer_chart
+from opx.charts import explorer_chart, over_time_chart
 from opx.errors import OpxError
 from ui import data, permissions, share, urlstate
 from ui.text import escape_md
@@ -104,3 +104,15 @@ st.subheader("Share and export")
 share.share_box("/", state)
 share.save_view_box("/", state, run_ids=view.run_ids())
 share.export_buttons("/", "explorer", state, key="explorer_export")
+
+with st.expander("Over time: the value at this interactivity, run by run"):
+    trend = data.over_time(state)
+    if trend.empty:
+        st.caption("No dated run reaches this interactivity under these filters.")
+    else:
+        base_metric = metrics.y_metric(metrics.y_metric(state.y).base or state.y)
+        st.altair_chart(over_time_chart(trend, base_metric.title, state.target, state.pct),
+                        key="over_time_chart", theme=None)
+        if trend.groupby("configuration").date.nunique().max() < 2:
+            st.caption("No configuration has runs on more than one date yet: each appears as "
+                       "one point.")

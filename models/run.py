@@ -112,8 +112,9 @@ class Run(_Strict):
     points: tuple[Point, ...] = Field(min_length=1)
 
     # Fields that describe where a run was seen rather than what was run: two files of one
-    # concurrency sweep differ in them and still join one run.
-    NOT_IDENTITY: ClassVar[frozenset[str]] = frozenset({"points", "source", "source_url", "date", "notes"})
+    # concurrency sweep differ in them and still join one run. The date is part of the identity:
+    # the same configuration measured on another day is another run (so changes over time show).
+    NOT_IDENTITY: ClassVar[frozenset[str]] = frozenset({"points", "source", "source_url", "notes"})
 
     def run_key(self) -> str:
         """Stable id of the configuration: re-importing changes nothing, and points of the same

@@ -41,6 +41,11 @@ class ViewState(BaseModel):
     points: bool = False                         # draw non-frontier points
     a: str = "vr-nvl72"                          # /compare: system A
     b: str = "gb300-nvl72"                       # /compare: system B
+    conc: float | None = Field(default=None, gt=0, le=10_000_000)   # an operating point to mark
+    ttft: float | None = Field(default=None, gt=0, le=3600)          # /planner: max TTFT (s)
+    sessions: float | None = Field(default=None, gt=0, le=1e9)       # /planner: concurrent sessions
+    tps: float | None = Field(default=None, gt=0, le=1e12)           # /planner: output tokens/s
+    run: tuple[str, ...] = ()                    # /latency: only these runs (ids); empty = all
     ra: str | None = None                        # /compare: run A (a run id) instead of hardware A
     rb: str | None = None                        # /compare: run B
     price: tuple[str, ...] = ()                  # "<hardware>:<USD per GPU-hour>" overrides
@@ -191,14 +196,37 @@ class ViewState(BaseModel):
             else:
                 notices.append(f"`{flag}={raw}` in the link is not 1 or 0; it was ignored.")
 
+        def is_run_id(text: str) -> bool:
+            return len(text) == 16 and all(c in "0123456789abcdef" for c in text)
+
         for name in ("ra", "rb"):
             raw = get(name)
             if raw is None:
                 continue
-            if len(raw) == 16 and all(c in "0123456789abcdef" for c in raw):
+            if is_run_id(raw):
                 values[name] = raw
             else:
                 notices.append(f"`{name}={raw[:40]}` in the link is not a run id; it was ignored.")
+        raw_runs = get("run", all_values=True)
+        if raw_runs is not None:
+            good = [r for r in raw_runs if is_run_id(r)]
+            for bad in (r for r in raw_runs if not is_run_id(r)):
+                notices.append(f"`run={bad[:40]}` in the link is not a run id; it was ignored.")
+            values["run"] = tuple(dict.fromkeys(good))
+        for name, label, high in (("conc", "Concurrency", 10_000_000), ("ttft", "Maximum TTFT", 3600),
+                                  ("sessions", "Concurrent sessions", 1e9),
+                                  ("tps", "Tokens per second", 1e12)):
+            raw = get(name)
+            if raw is None:
+                continue
+            try:
+                number = float(raw)
+                if not math.isfinite(number) or not 0 < number <= high:
+                    raise ValueError
+                values[name] = number
+            except ValueError:
+                notices.append(f"{label} `{raw[:40]}` in the link is not a number between 0 and "
+                               f"{format_number(high)}; it was ignored.")
 
         raw_view = get("view")
         if raw_view is not None:

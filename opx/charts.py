@@ -104,6 +104,15 @@ def explorer_chart(view: ExplorerView, catalog: Catalog, link: str = "",
                                                 fontSize=11, font=FONT).encode(
             x=alt.value(4), y=y_enc, text="ref_label:N", color=color))
 
+    if state.conc and not view.operating.empty:
+        op = view.operating.assign(op_label=[f"c={c:,.0f}" for c in view.operating.concurrency])
+        layers.append(alt.Chart(op).mark_point(size=420, shape="square", filled=False,
+                                               strokeWidth=2, color="#111").encode(
+            x=x_enc, y=y_enc, tooltip=tooltip))
+        layers.append(alt.Chart(op).mark_text(align="left", dx=12, dy=10, fontSize=11,
+                                              font=FONT, color="#111").encode(
+            x=x_enc, y=y_enc, text="op_label:N"))
+
     target_df = pd.DataFrame({"x": [state.target],
                               "label": [f"target {format_number(state.target)} {x_metric.unit}"]})
     layers.append(alt.Chart(target_df).mark_rule(color="#555", strokeDash=[2, 2]).encode(x=x_enc))
@@ -254,3 +263,69 @@ def multiple_chart(curve: pd.DataFrame, a_name: str, b_name: str, target: float,
                                         "multiple: the band says which side, instead of an "
                                         "infinite number."], anchor="start", font=FONT,
                               subtitleFont=FONT))
+
+
+def latency_chart(points: pd.DataFrame, pct: str, conc: float | None) -> alt.VConcatChart:
+    """TTFT, TPOT and end-to-end latency against concurrency (log axes), one line per run."""
+    shape = alt.Shape("provenance:N", title="Provenance",
+                      scale=alt.Scale(domain=list(PROVENANCE_SHAPES),
+                                      range=list(PROVENANCE_SHAPES.values())))
+    charts = []
+    for column, label in (("ttft_s", "TTFT"), ("tpot_s", "TPOT"), ("e2e_s", "End-to-end latency")):
+        data = points[points[column].notna()] if not points.empty else points
+        title = f"{label} {pct.upper()} (s)"
+        x = alt.X("concurrency:Q", title="Concurrency", scale=alt.Scale(type="log"))
+        y = alt.Y(f"{column}:Q", title=title, scale=alt.Scale(type="log"))
+        base = alt.Chart(data)
+        layer = [base.mark_line(strokeWidth=1.5).encode(x=x, y=y, color=alt.Color(
+                     "run_name:N", title="Run", legend=alt.Legend(orient="bottom", columns=1)),
+                     detail="run_id:N"),
+                 base.mark_point(size=70, filled=True).encode(
+                     x=x, y=y, color="run_name:N", shape=shape,
+                     tooltip=[alt.Tooltip("run_name:N", title="Run"),
+                              alt.Tooltip("concurrency:Q", title="Concurrency", format=",.0f"),
+                              alt.Tooltip(f"{column}:Q", title=title, format=",.4~g"),
+                              alt.Tooltip("provenance:N"), alt.Tooltip("source:N")])]
+        if conc:
+            layer.append(alt.Chart(pd.DataFrame({"concurrency": [conc]})).mark_rule(
+                color="#555", strokeDash=[2, 2]).encode(x="concurrency:Q"))
+        charts.append(alt.layer(*layer).properties(width=WIDTH, height=180, title=title))
+    return alt.vconcat(*charts).properties(title=alt.TitleParams(
+        text=f"Latency against concurrency ({pct.upper()})", anchor="start", font=FONT))
+
+
+def planner_chart(rows: pd.DataFrame, title: str, subtitle: list[str]) -> alt.Chart:
+    """Cost per hour of each system's fleet (or $/M tokens without a demand), best first."""
+    key, label = (("usd_per_hour", "Fleet cost ($/hour)") if not rows.empty and
+                  rows.usd_per_hour.notna().any() else ("usd_per_mtok", "Cost ($/M tokens)"))
+    data = rows[rows[key].notna()] if not rows.empty else pd.DataFrame({key: [], "hardware": []})
+    return alt.Chart(data).mark_bar().encode(
+        x=alt.X(f"{key}:Q", title=label),
+        y=alt.Y("hardware:N", sort="x", title=None),
+        color=alt.Color("provenance:N", title="Provenance of the operating point"),
+        tooltip=[alt.Tooltip(c, type="nominal" if c in ("hardware", "run", "provenance") else "quantitative")
+                 for c in ("hardware", "run", "provenance", "gpus", "racks", "mw", "usd_per_hour",
+                           "usd_per_mtok") if c in data.columns],
+    ).properties(width=WIDTH, height=max(80, 40 * len(data)),
+                 title=alt.TitleParams(text=title, subtitle=subtitle, anchor="start", font=FONT,
+                                       subtitleFont=FONT))
+
+
+def over_time_chart(rows: pd.DataFrame, metric_title: str, target: float, pct: str) -> alt.Chart:
+    """The value at a fixed interactivity over time, one line per configuration."""
+    shape = alt.Shape("provenance:N", title="Provenance",
+                      scale=alt.Scale(domain=list(PROVENANCE_SHAPES),
+                                      range=list(PROVENANCE_SHAPES.values())))
+    base = alt.Chart(rows)
+    enc = dict(x=alt.X("date:T", title="Run date"),
+               y=alt.Y("value:Q", title=metric_title, axis=alt.Axis(format="~s")),
+               color=alt.Color("configuration:N", title="Configuration",
+                               legend=alt.Legend(orient="bottom", columns=1)))
+    return alt.layer(
+        base.mark_line().encode(**enc),
+        base.mark_point(size=80, filled=True).encode(
+            **enc, shape=shape, tooltip=["date:T", "configuration:N", alt.Tooltip("value:Q", format=",.4~s"),
+                                         "provenance:N", "label:N", "source:N"]),
+    ).properties(width=WIDTH, height=260, title=alt.TitleParams(
+        text=f"At {format_number(target)} tok/s/user ({pct.upper()}) over time", anchor="start",
+        font=FONT))

@@ -44,6 +44,7 @@ class ExplorerView:
     references: pd.DataFrame          # throughput figures with no stated interactivity
     summaries: list[HardwareSummary]
     notes: list[str] = field(default_factory=list)
+    operating: pd.DataFrame = field(default_factory=pd.DataFrame)   # points at `conc`, if asked
 
     def run_ids(self) -> list[str]:
         """The runs whose figures are on screen."""
@@ -106,12 +107,14 @@ def explore(db: Path, state: ViewState, catalog: Catalog) -> ExplorerView:
         refs = queries.reference_marks(con, f)
         peaks = queries.peaks(con, f)
         cover = queries.coverage(con, f)
+        near = queries.points_near_concurrency(con, f, state.conc) if state.conc else pd.DataFrame()
 
     pts = _decorate(pts, catalog)
     refs = _decorate(refs, catalog)
     metric = metrics.y_metric(state.y)
     econ = {hw: economics_for(catalog, state, hw) for hw in state.hw} if metric.derived else {}
     pts, refs = _convert(pts, metric, econ), _convert(refs, metric, econ)
+    near = _convert(_decorate(near, catalog), metric, econ) if not near.empty else near
     baseline = state.effective_baseline()
     target_text = f"{format_number(state.target)} tok/s/user"
     notes: list[str] = []
@@ -185,8 +188,10 @@ def explore(db: Path, state: ViewState, catalog: Catalog) -> ExplorerView:
             if c.missing_y:
                 notes.append(f"{name}: {c.missing_y} point(s) have no {state.y} throughput "
                              "in their source and are not drawn.")
+    if state.conc and near.empty:
+        notes.append(f"No run has a point near concurrency {state.conc:,.0f} under these filters.")
     return ExplorerView(state=state, baseline=baseline, points=pts, references=refs,
-                        summaries=summaries, notes=notes)
+                        summaries=summaries, notes=notes, operating=near)
 
 
 def _simulated_percentiles() -> str:

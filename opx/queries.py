@@ -165,3 +165,53 @@ def runs_overview(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
         "r.provenance, count(p.seq) AS points, r.date, r.label, r.source, r.notes, r.ingested_at "
         "FROM runs r LEFT JOIN points p ON p.run_id = r.id GROUP BY ALL "
         "ORDER BY r.ingested_at DESC, r.model, r.hardware, r.id").df()
+
+
+def latency_points(con: duckdb.DuckDBPyConnection, f: Filters, run_ids: list[str] | None = None,
+                   max_rows: int = 5000) -> pd.DataFrame:
+    """Latency against concurrency: every point of the matching runs that has a concurrency,
+    with TTFT, TPOT and E2E at the filters' percentile, interactivity and throughput per GPU."""
+    if not f.hardware:
+        return pd.DataFrame()
+    p = f.pct
+    sql = f"""
+    SELECT r.id AS run_id, r.hardware, r.label, r.provenance, r.framework, r.precision,
+           r.gpus_total, r.source, r.meta, m.seq, m.concurrency,
+           m.ttft_{p}_s AS ttft_s, m.tpot_{p}_s AS tpot_s, m.e2e_{p}_s AS e2e_s,
+           m.interactivity_{p} AS interactivity, m.throughput_total_per_gpu AS tput,
+           m.note
+    FROM point_metrics m JOIN runs r ON r.id = m.run_id
+    WHERE r.model = $model AND r.workload = $workload AND list_contains($hw, r.hardware)
+      AND (len($sources) = 0 OR list_contains($sources, r.provenance))
+      AND (len($runs) = 0 OR list_contains($runs, r.id))
+      AND m.concurrency IS NOT NULL
+      AND (m.ttft_{p}_s IS NOT NULL OR m.tpot_{p}_s IS NOT NULL OR m.e2e_{p}_s IS NOT NULL)
+    ORDER BY r.hardware, r.id, m.concurrency
+    LIMIT $limit
+    """
+    return con.execute(sql, f.params() | {"runs": list(run_ids or []), "limit": max_rows}).df()
+
+
+def points_near_concurrency(con: duckdb.DuckDBPyConnection, f: Filters, conc: float,
+                            tolerance: float = 1.25) -> pd.DataFrame:
+    """Each run's drawable point nearest a concurrency (within a factor `tolerance`), to mark an
+    operating point on any chart."""
+    if not f.hardware:
+        return pd.DataFrame()
+    sql = f"""
+    WITH {_base_cte(f)}
+    SELECT * FROM base
+    WHERE x IS NOT NULL AND y IS NOT NULL AND concurrency IS NOT NULL
+      AND concurrency BETWEEN $conc / $tol AND $conc * $tol
+    QUALIFY row_number() OVER (PARTITION BY run_id ORDER BY abs(ln(concurrency / $conc))) = 1
+    """
+    return con.execute(sql, f.params() | {"conc": float(conc), "tol": float(tolerance)}).df()
+
+
+def dated_run_points(con: duckdb.DuckDBPyConnection, f: Filters) -> pd.DataFrame:
+    """Drawable points of runs that carry a date (for value-over-time charts)."""
+    if not f.hardware:
+        return pd.DataFrame()
+    sql = f"WITH {_base_cte(f)} SELECT * FROM base WHERE date IS NOT NULL AND x IS NOT NULL " \
+          "AND y IS NOT NULL ORDER BY hardware, run_id, x"
+    return con.execute(sql, f.params()).df()

@@ -3,6 +3,7 @@ download buttons and `python -m opx export` both call these, so a file is what t
 from __future__ import annotations
 
 import datetime as dt
+import json
 from pathlib import Path
 from typing import Any
 
@@ -14,8 +15,9 @@ from opx.charts import explorer_chart
 from opx.errors import OpxError
 from opx.explorer import ExplorerView, HardwareSummary, explore
 from opx.links import Link, build_link
+from models.view import format_number
 
-EXPORTABLE_PAGES = ("explorer", "compare")
+EXPORTABLE_PAGES = ("explorer", "compare", "planner")
 
 
 def compare_state(state: ViewState) -> ViewState:
@@ -26,7 +28,7 @@ def compare_state(state: ViewState) -> ViewState:
 def view_for(link: Link, db: Path, catalog: Catalog) -> ExplorerView:
     if link.page not in EXPORTABLE_PAGES:
         raise OpxError("LINK", "path", f"exporting `{link.path}` is not supported yet; "
-                                       f"exportable pages: /, /compare")
+                                       f"exportable pages: /, /compare, /planner")
     state = compare_state(link.state) if link.page == "compare" else link.state
     return explore(db, state, catalog)
 
@@ -89,10 +91,44 @@ def summary_json(link: Link, view: ExplorerView, link_text: str) -> dict[str, An
                          for s in view.summaries]}
 
 
+def planner_context(plan, catalog: Catalog, link_text: str) -> tuple[str, list[str]]:
+    s = plan.state
+    demand = (f"{s.sessions:,.0f} concurrent sessions" if s.sessions else
+              f"{s.tps:,.0f} output tok/s" if s.tps else "no demand given")
+    title = (f"Fleet plan: {catalog.model_name(s.model)}, {catalog.workload_name(s.workload)}, "
+             f"≥ {format_number(s.target)} tok/s/user {s.pct.upper()}"
+             + (f", TTFT ≤ {s.ttft:g} s" if s.ttft else ""))
+    sub = [f"Demand: {demand}. Operating points from measured, published or simulated runs "
+           "(see provenance); prices and powers from the catalog unless set in the link.",
+           f"opx, {dt.date.today().isoformat()}" + (f" · {link_text}" if link_text else "")]
+    return title, sub
+
+
+def planner_json(plan, link_text: str) -> dict[str, Any]:
+    s = plan.state
+    return {"link": link_text, "page": "planner", "model": s.model, "workload": s.workload,
+            "sla": {"min_tok_s_user": s.target, "percentile": s.pct, "max_ttft_s": s.ttft},
+            "demand": {"concurrent_sessions": s.sessions, "output_tok_s": s.tps},
+            "ranking": json.loads(plan.rows.to_json(orient="records")) if not plan.rows.empty else [],
+            "excluded": [{"hardware": h, "why": w} for h, w in plan.excluded], "notes": plan.notes,
+            "exported": dt.date.today().isoformat()}
+
+
 def render_link(link: Link, fmt: str, db: Path, catalog: Catalog, base_url: str = "") -> bytes:
     """The file `fmt` of what `link` shows."""
     if fmt not in export.FORMATS:
         raise OpxError("--format", fmt, f"unknown format; known: {', '.join(export.FORMATS)}")
+    if link.page == "planner":
+        from opx.charts import planner_chart
+        from opx.planner import plan as make_plan
+        the_plan = make_plan(db, link.state, catalog)
+        link_text = build_link(link.path, link.state, base_url)
+        if export.FORMATS[fmt].kind == "chart":
+            title, sub = planner_context(the_plan, catalog, link_text)
+            return export.render(fmt, planner_chart(the_plan.rows, title, sub).to_dict())
+        if fmt == "json":
+            return export.render(fmt, planner_json(the_plan, link_text))
+        return export.render(fmt, the_plan.rows)
     view = view_for(link, db, catalog)
     link_text = build_link(link.path, link.state, base_url)
     kind = export.FORMATS[fmt].kind

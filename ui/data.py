@@ -88,3 +88,13 @@ def simulation(state_json: str):
                          prefix_hit_rate=s.hit, fp4_dense_pflops=s.fp4, hbm_tb_s=s.hbm,
                          kv_offload=s.kv, precision=None if s.precision == "auto" else s.precision)
     return api.simulate(s.hw, s.model, s.workload, s.gpus or None, knobs, catalog())
+
+
+@st.cache_data(ttl=300, max_entries=128, show_spinner=False)
+def _over_time(db: str, stamp: tuple[int, int], state_json: str):
+    from opx.trends import over_time
+    return over_time(Path(db), ViewState.model_validate_json(state_json), catalog())
+
+
+def over_time(state: ViewState):
+    return _over_time(str(database()), stamp(), state.model_dump_json())

@@ -47,6 +47,8 @@ def seed_from_url(resolver: SlugResolver) -> list[str]:
     ss["runs"], ss["points"] = state.runs, state.points
     ss["a"], ss["b"] = state.a, state.b
     ss["ra"], ss["rb"] = state.ra, state.rb
+    ss["conc"], ss["run"] = state.conc, state.run
+    ss["ttft"], ss["sessions"], ss["tps"] = state.ttft, state.sessions, state.tps
     ss["price"], ss["power"] = state.price, state.power
     ss[_NOTICES] = notices
     return notices
@@ -88,6 +90,8 @@ def state_from_widgets() -> ViewState:
                      source=tuple(ss.get("source", ())), baseline=ss.get("baseline"),
                      xscale=ss.get("xscale", d.xscale), runs=bool(ss.get("runs", False)),
                      points=bool(ss.get("points", False)), a=ss.get("a", d.a), b=ss.get("b", d.b),
+                     conc=ss.get("conc"), run=tuple(ss.get("run", ())), ttft=ss.get("ttft"),
+                     sessions=ss.get("sessions"), tps=ss.get("tps"),
                      ra=ss.get("ra"), rb=ss.get("rb"), price=tuple(ss.get("price", ())),
                      power=tuple(ss.get("power", ())))
 

@@ -5,6 +5,7 @@ converted to output tokens over all GPUs."""
 from __future__ import annotations
 
 import csv
+import json
 import datetime as dt
 from collections import defaultdict
 from pathlib import Path
@@ -72,13 +73,19 @@ def _run(path: Path, key: str, group: list[tuple[int, dict]], catalog: Catalog) 
         except ValidationError as exc:
             raise OpxError(path, f"run {key}: point {pid}", _msg(exc)) from None
     source = f"{first['publisher']}, {first['date']}: {first['title']}"
+    meta = {}
+    if first.get("meta", "").strip():
+        try:
+            meta = {str(k): str(v) for k, v in json.loads(first["meta"]).items()}
+        except (json.JSONDecodeError, AttributeError):
+            raise OpxError(path, where(line, "meta"), "is not a JSON object") from None
     try:
         return Run(hardware=hardware, model=model, workload=workload,
                    framework=first.get("framework", ""), precision=first.get("precision", ""),
                    deployment=deployment, provenance=first["provenance"], source=source,
                    source_url=first.get("source_url", ""),
                    date=dt.date.fromisoformat(first["date"]), label=first.get("run_label", ""),
-                   notes="; ".join(notes), points=tuple(points))
+                   notes="; ".join(notes), meta=meta, points=tuple(points))
     except (ValidationError, ValueError) as exc:
         raise OpxError(path, where(line, "run"), _msg(exc)) from None
 

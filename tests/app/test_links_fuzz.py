@@ -1,6 +1,6 @@
 """Links are data: generated query strings, valid and not, never raise on any page.
 
-CI runs thousands of examples (OPX_FUZZ_EXAMPLES: 700 per page, three pages, when CI=true; 40 locally)."""
+CI runs thousands of examples (OPX_FUZZ_EXAMPLES: 400 on each of six pages when CI=true; 40 locally)."""
 import os
 
 import pytest
@@ -12,8 +12,9 @@ from models.view import QUERY_FIELDS
 from tests.conftest import ROOT
 
 EXAMPLES = int(os.environ.get("OPX_FUZZ_EXAMPLES",
-                              "700" if os.environ.get("CI", "").lower() == "true" else "40"))
-PAGES = [None, "app_pages/data.py", "app_pages/simulate.py"]
+                              "400" if os.environ.get("CI", "").lower() == "true" else "40"))
+PAGES = [None, "app_pages/compare.py", "app_pages/latency.py", "app_pages/planner.py",
+         "app_pages/data.py", "app_pages/simulate.py"]
 
 plausible = st.sampled_from([
     "vr-nvl72", "gb300", "GB300 NVL72", "h200", "p50", "p90", "p99", "p95", "total", "output",
@@ -36,7 +37,7 @@ def db_env(seed_db):
         os.environ["OPX_DB"] = old
 
 
-@pytest.mark.parametrize("page", PAGES, ids=["explorer", "data", "simulate"])
+@pytest.mark.parametrize("page", PAGES, ids=["explorer", "compare", "latency", "planner", "data", "simulate"])
 @settings(max_examples=EXAMPLES, deadline=None, database=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(query=queries)

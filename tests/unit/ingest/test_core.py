@@ -90,8 +90,9 @@ def test_a_sweep_split_over_files_joins_one_run_and_reimport_changes_nothing(db,
     assert [(r.runs_added, r.points_added) for r in first] == [(1, 2), (0, 2)]
     (runs, points), version = counts(db)
     assert (runs, points) == (1, 4)
-    again = import_files([FIX], IngestOptions(), db, catalog)
-    assert sum(r.points_added for r in again if r.ok) == 1      # only unknown-names.csv is new
+    again = import_files([FIX / "h200-sweep-part1.csv", FIX / "h200-sweep-part2.csv",
+                          FIX / "unknown-names.csv"], IngestOptions(), db, catalog)
+    assert [r.points_added for r in again] == [0, 0, 1]          # only unknown-names.csv is new
     assert counts(db)[0][1] == 5
 
 

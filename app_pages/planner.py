@@ -1,0 +1,63 @@
+"""Planner (`/planner`): how many GPUs and racks of each system a service needs, from an SLA."""
+import streamlit as st
+
+from models import PERCENTILES
+from models.view import TARGET_MAX, TARGET_MIN
+from opx import views
+from opx.charts import planner_chart
+from opx.errors import OpxError
+from opx.planner import plan
+from ui import data, permissions, share, urlstate
+from ui.text import escape_md
+
+catalog = data.catalog()
+permissions.sidebar_controls()
+notices = urlstate.seed_from_url(data.resolver())
+st.title("Planner")
+st.caption("The best operating point of each system that meets the SLA, and the fleet a demand "
+           "needs. Operating points come from runs under the filters, with their provenance.")
+for notice in notices:
+    st.warning(escape_md(notice), icon="⚠️")
+
+with st.sidebar:
+    st.header("Service")
+    st.selectbox("Model", data.options("model"), key="model", format_func=catalog.model_name)
+    st.selectbox("Workload", data.options("workload"), key="workload",
+                 format_func=catalog.workload_name)
+    st.multiselect("Hardware to consider", data.options("hardware"), key="hw",
+                   format_func=catalog.hardware_name)
+
+c1, c2, c3 = st.columns(3)
+c1.number_input("SLA: at least tok/s/user", TARGET_MIN, TARGET_MAX, step=1.0, key="target")
+c2.radio("at percentile", PERCENTILES, key="pct", horizontal=True, format_func=str.upper)
+c3.number_input("SLA: TTFT at most (s; empty = no limit)", 0.01, 3600.0, value=None, key="ttft")
+d1, d2 = st.columns(2)
+d1.number_input("Demand: concurrent sessions", 1.0, 1e9, value=None, step=100.0, key="sessions")
+d2.number_input("or demand: output tokens/s", 1.0, 1e12, value=None, step=1000.0, key="tps",
+                help="Used when no session count is given.")
+
+state = urlstate.write_url(urlstate.state_from_widgets())
+try:
+    result = plan(data.database(), state, catalog)
+except OpxError as exc:
+    st.error(escape_md(f"error: {exc}"))
+    st.stop()
+for note in result.notes:
+    st.info(escape_md(note))
+
+link_text = share.share_link("/planner", state)
+title, subtitle = views.planner_context(result, catalog, link_text)
+if not result.rows.empty:
+    st.altair_chart(planner_chart(result.rows, title, subtitle), key="planner_chart", theme=None)
+    st.dataframe(result.rows, hide_index=True, key="planner_table")
+    st.caption("GPUs are counted in whole deployments of the chosen operating point; racks are "
+               "GPUs over the hardware's system size; MW and $/hour use all-in W and $/GPU-hour "
+               "(catalog, assumed ones marked in price_power, or set in the link).")
+else:
+    st.info("No system meets this SLA under the filters.")
+for hw, why in result.excluded:
+    st.caption(escape_md(f"Excluded: {hw}: {why}."))
+
+st.subheader("Share and export")
+share.share_box("/planner", state)
+share.export_buttons("/planner", "planner", state, key="planner_export")

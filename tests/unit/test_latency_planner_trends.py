@@ -1,0 +1,83 @@
+"""Latency, planner and over-time figures, checked by hand on small data."""
+import math
+import shutil
+
+import pytest
+
+from models import ViewState
+from opx.importer import import_files
+from opx.ingest.core import IngestOptions
+from opx.latency import latency
+from opx.planner import plan
+from opx.trends import over_time
+from tests.conftest import ROOT
+
+FIX = ROOT / "tests" / "fixtures" / "opx-csv"
+
+
+@pytest.fixture
+def db(seed_db, tmp_path, catalog):
+    path = tmp_path / "opx.duckdb"
+    shutil.copy(seed_db, path)
+    results = import_files([FIX / "b200-over-time.csv"], IngestOptions(), path, catalog)
+    assert all(r.ok for r in results), results[0].error
+    return path
+
+
+def test_mooncake_runs_side_by_side(db, catalog):
+    view = latency(db, ViewState(pct="p50", conc=4800), catalog)
+    pairs = view.kv_pool
+    assert len(pairs) == 2
+    ttft = dict(zip(pairs.kv_pool.str.split().str[0], pairs.ttft_s))
+    assert ttft == {"mooncake": pytest.approx(4.2), "none": pytest.approx(29.8)}
+    assert "+68%" in set(pairs.requests_served)
+
+
+def test_operating_point_and_its_distance_from_the_frontier(db, catalog):
+    state = ViewState(model="deepseek-r1", workload="1k1k", hw=("b200",), pct="p50", conc=64)
+    op = latency(db, state, catalog).operating.sort_values("interactivity")
+    # one configuration measured on two dates: two runs, each with a point at concurrency 64
+    assert len(op) == 2 and (op.concurrency == 64).all() and op.exact.all()
+    january, march = op.iloc[0], op.iloc[1]
+    assert march.share_of_frontier == pytest.approx(1.0)        # (45, 3600) is on the envelope
+    # (40, 3000) sits below the envelope's measured range (it starts at 45): no share claimed
+    assert january.share_of_frontier is None or january.share_of_frontier != january.share_of_frontier
+
+
+def test_planner_by_hand(db, catalog):
+    state = ViewState(model="deepseek-r1", workload="1k1k", hw=("gb200-nvl72", "gb300-nvl72", "b200"),
+                      pct="p50", target=40, sessions=10_000)
+    result = plan(db, state, catalog)
+    rows = result.rows.set_index("hardware")
+    gb200 = rows.loc["GB200 NVL72"]
+    # best point meeting 40 tok/s/user by sessions per GPU: concurrency 4301 on 72 GPUs
+    assert gb200.concurrency == 4301 and gb200.gpus == math.ceil(10_000 / 4301) * 72 == 216
+    assert gb200.racks == 3
+    assert gb200.usd_per_hour == pytest.approx(216 * 2.21)
+    assert gb200.mw == pytest.approx(216 * 2100 / 1e6)
+    b200 = rows.loc["B200 (HGX)"]
+    # b200 points meeting 40 tok/s/user: c=64 (45 and 40 tok/s/user) and c=8: 64 sessions per
+    # deployment of 8 GPUs is best
+    assert b200.concurrency == 64 and b200.gpus == math.ceil(10_000 / 64) * 8
+    assert dict(result.excluded)["GB300 NVL72"].startswith("no point reaches 40")
+    ranked = list(result.rows.sort_values("usd_per_hour").hardware)
+    assert list(result.rows.hardware) == ranked
+
+
+def test_planner_ttft_limit_excludes_with_a_reason(db, catalog):
+    state = ViewState(model="deepseek-r1", workload="1k1k", hw=("b200", "gb200-nvl72"), pct="p50",
+                      target=40, ttft=0.3, sessions=100)
+    result = plan(db, state, catalog)
+    why = dict(result.excluded)
+    assert "TTFT P50 above 0.3 s (lowest 0.4 s)" in why["B200 (HGX)"]
+    assert "reports TTFT" in why["GB200 NVL72"]
+
+
+def test_value_over_time(db, catalog):
+    state = ViewState(model="deepseek-r1", workload="1k1k", hw=("b200",), pct="p50", target=100)
+    rows = over_time(db, state, catalog)
+    assert list(rows.date.dt.strftime("%Y-%m-%d")) == ["2026-01-10", "2026-03-10"]
+    assert rows.configuration.nunique() == 1
+    assert rows.value.iloc[0] == pytest.approx(800)             # January: (100, 800) exactly
+    # March: between (45, 3600) and (110, 900), monotone interpolation at 100
+    assert 900 < rows.value.iloc[1] < 3600
