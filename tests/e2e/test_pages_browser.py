@@ -1,0 +1,28 @@
+"""Every page loads in a real browser with its charts and no exception."""
+import pytest
+from playwright.sync_api import expect
+
+from tests.e2e.conftest import wait_for_app
+
+pytestmark = pytest.mark.e2e
+
+PAGES = [
+    ("/compare?y=usd_per_mtok", "Compare", 2),
+    ("/latency?pct=p50&conc=4800", "Latency", 1),
+    ("/planner?model=deepseek-r1&workload=1k1k&hw=gb200-nvl72&hw=gb300-nvl72&pct=p50&target=40"
+     "&sessions=10000", "Planner", 1),
+    ("/simulate?hw=b200&model=deepseek-r1&workload=1k1k", "Simulate", 1),
+    ("/data", "Data", 0),
+]
+
+
+@pytest.mark.parametrize("path, heading, charts", PAGES, ids=[p[1] for p in PAGES])
+def test_page_loads_without_an_exception(server, page, path, heading, charts):
+    page.goto(server + path)
+    wait_for_app(page, timeout=60_000)
+    expect(page.get_by_role("heading", name=heading, level=1)).to_be_visible(timeout=30_000)
+    if charts:
+        expect(page.get_by_test_id("stVegaLiteChart").first).to_be_visible(timeout=30_000)
+        assert page.get_by_test_id("stVegaLiteChart").count() >= charts
+    expect(page.get_by_test_id("stException")).to_have_count(0)
+    assert not page.js_errors, page.js_errors
