@@ -100,15 +100,48 @@ def filters_for(state: ViewState) -> queries.Filters:
                            pct=state.pct, y=metric.base or state.y, sources=state.source)
 
 
-def explore(db: Path, state: ViewState, catalog: Catalog) -> ExplorerView:
+@dataclass(frozen=True)
+class ExplorerData:
+    """What the database gives a view: everything that does not depend on the target, the
+    baseline, prices or scales, so those can change without another query."""
+    points: pd.DataFrame
+    references: pd.DataFrame
+    peaks: pd.DataFrame
+    coverage: pd.DataFrame
+    near: pd.DataFrame
+
+
+def query_key(state: ViewState) -> ViewState:
+    """The part of a state the queries depend on (cache key of `fetch`)."""
+    d = ViewState()
+    return ViewState(model=state.model, workload=state.workload, hw=state.hw, pct=state.pct,
+                     y=metrics.y_metric(state.y).base or state.y, source=state.source,
+                     runs=state.runs, points=state.points, conc=state.conc,
+                     target=d.target)
+
+
+def fetch(db: Path, state: ViewState) -> ExplorerData:
     f = filters_for(state)
     with store.reading(db) as con:
-        pts = queries.chart_points(con, f, run_curves=state.runs, other_points=state.points)
-        refs = queries.reference_marks(con, f)
-        peaks = queries.peaks(con, f)
-        cover = queries.coverage(con, f)
-        near = queries.points_near_concurrency(con, f, state.conc) if state.conc else pd.DataFrame()
+        return ExplorerData(
+            points=queries.chart_points(con, f, run_curves=state.runs, other_points=state.points),
+            references=queries.reference_marks(con, f),
+            peaks=queries.peaks(con, f),
+            coverage=queries.coverage(con, f),
+            near=(queries.points_near_concurrency(con, f, state.conc) if state.conc
+                  else pd.DataFrame()))
 
+
+def explore(db: Path, state: ViewState, catalog: Catalog,
+            fetched: ExplorerData | None = None) -> ExplorerView:
+    data = fetched if fetched is not None else fetch(db, state)
+    return compute(data, state, catalog)
+
+
+def compute(data: ExplorerData, state: ViewState, catalog: Catalog) -> ExplorerView:
+    """The view from fetched data: values at the target, peaks, multiples, notes."""
+    pts, refs, peaks, cover, near = (data.points, data.references, data.peaks, data.coverage,
+                                     data.near)
     pts = _decorate(pts, catalog)
     refs = _decorate(refs, catalog)
     metric = metrics.y_metric(state.y)

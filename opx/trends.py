@@ -18,7 +18,7 @@ def over_time(db: Path, state: ViewState, catalog: Catalog) -> pd.DataFrame:
     with store.reading(db) as con:
         pts = queries.dated_run_points(con, filters_for(state))
     rows = []
-    for run_id, g in pts.groupby("run_id", sort=False):
+    for run_id, g in (pts.groupby("run_id", sort=False) if not pts.empty else ()):
         mask = pareto_mask(g.x.to_numpy(float), g.y.to_numpy(float))
         front = g[mask].sort_values("x")
         v = value_at(front.x.to_numpy(float), front.y.to_numpy(float), state.target)

@@ -41,7 +41,7 @@ def test_default_view_is_the_seed_case(app):
     assert metrics == {"58×", "2.7×"}
     subheaders = " ".join(s.value for s in at.subheader)
     assert "Multiple at the target" in subheaders and "Multiple at peak" in subheaders
-    assert len(at.get("vega_lite_chart") or at.get("arrow_vega_lite_chart")) == 1
+    assert len(at.get("vega_lite_chart")) == 2          # the chart and "over time"
     assert dict(at.query_params) == {}     # defaults stay out of the URL
 
 
