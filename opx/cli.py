@@ -78,6 +78,10 @@ def build_parser() -> argparse.ArgumentParser:
                                                       "silicon_sample.csv in ../shared/fixtures)")
     _db_arg(sim)
 
+    exp_pq = db_sub.add_parser("export-parquet", help="write runs and points as a Parquet dataset")
+    exp_pq.add_argument("dir", metavar="DIR")
+    _db_arg(exp_pq)
+
     runs = sub.add_parser("runs", help="list, show or delete stored runs")
     runs_sub = runs.add_subparsers(dest="runs_command", required=True)
     lst = runs_sub.add_parser("list", help="one line per stored run")
@@ -265,6 +269,18 @@ def cmd_simulate(args) -> int:
     return 0
 
 
+def cmd_db_export_parquet(args) -> int:
+    from opx import dataset
+    path = db_path(args.db)
+    with store.reading(path) as con:
+        written = dataset.export(con, Path(args.dir))
+        runs, points = store.count_runs(con)
+    print(f"{args.dir}: {runs} run(s), {points} point(s) written as "
+          + ", ".join(str(p.relative_to(args.dir)) for p in written.values()))
+    print(f"serve it read-only with: OPX_DB={args.dir} make run   (or --db {args.dir})")
+    return 0
+
+
 def cmd_db_init(args) -> int:
     from opx.builtin import builtin_runs, builtin_simulations
     path = db_path(args.db)
@@ -309,6 +325,7 @@ def cmd_runs_delete(args) -> int:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     handler = {("db", "init"): cmd_db_init,
+               ("db", "export-parquet"): cmd_db_export_parquet,
                ("ingest", None): cmd_ingest,
                ("export", None): cmd_export,
                ("simulate", None): cmd_simulate,

@@ -4,6 +4,7 @@ The page, the tests and (later) the CLI export all call `explore`, so they show 
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -132,9 +133,24 @@ def fetch(db: Path, state: ViewState) -> ExplorerData:
                   else pd.DataFrame()))
 
 
+FETCH_CACHE_SIZE = 256
+
+
+@functools.lru_cache(maxsize=FETCH_CACHE_SIZE)
+def _fetch_cached(db: str, stamp: tuple[int, int], key_json: str) -> ExplorerData:
+    return fetch(Path(db), ViewState.model_validate_json(key_json))
+
+
+def fetch_cached(db: Path, state: ViewState) -> ExplorerData:
+    """`fetch`, shared by every session of the process and keyed on the query and the data
+    version (the database file's stamp): moving the target costs no query, and new data shows on
+    the next interaction. Callers must not mutate the frames."""
+    return _fetch_cached(str(db), store.data_stamp(Path(db)), query_key(state).model_dump_json())
+
+
 def explore(db: Path, state: ViewState, catalog: Catalog,
             fetched: ExplorerData | None = None) -> ExplorerView:
-    data = fetched if fetched is not None else fetch(db, state)
+    data = fetched if fetched is not None else fetch_cached(db, state)
     return compute(data, state, catalog)
 
 

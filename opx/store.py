@@ -75,6 +75,11 @@ def _refuse_newer(path: Path, version: int) -> None:
 @contextlib.contextmanager
 def writing(path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
     """A read-write connection with every migration applied."""
+    from opx import dataset
+    if dataset.is_dataset(path):
+        raise StoreError(path, "database", "a Parquet dataset is read-only: write to a DuckDB file "
+                                           "and publish it with `python -m opx db export-parquet`")
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     con = _connect(path, read_only=False)
     try:
@@ -101,7 +106,16 @@ def writing(path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
 
 @contextlib.contextmanager
 def reading(path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
-    """A read-only connection to an existing, current database."""
+    """A read-only connection to an existing, current database (a DuckDB file, or a Parquet
+    dataset folder, glob or URL)."""
+    from opx import dataset
+    if dataset.is_dataset(path):
+        con = dataset.open_dataset(path, SCHEMA_VERSION)
+        try:
+            yield con
+        finally:
+            con.close()
+        return
     if not Path(path).exists():
         raise StoreError(path, "database", "no such file; run `python -m opx db init` to build it")
     con = _connect(path, read_only=True)
@@ -119,6 +133,9 @@ def reading(path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
 
 def data_stamp(path: Path) -> tuple[int, int]:
     """A cheap version of the data for cache keys: the file's mtime and size (no connection)."""
+    from opx import dataset
+    if dataset.is_dataset(path):
+        return dataset.stamp(path)
     try:
         st = Path(path).stat()
     except FileNotFoundError:

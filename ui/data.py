@@ -11,7 +11,7 @@ from models import Catalog, ViewState
 from opx import queries, store
 from opx.catalog import Resolver, load_catalog
 from opx.config import db_path
-from opx.explorer import ExplorerData, ExplorerView, explore, fetch, query_key
+from opx.explorer import ExplorerView, explore
 
 
 @st.cache_resource(show_spinner=False)
@@ -27,18 +27,11 @@ def stamp() -> tuple[int, int]:
     return store.data_stamp(database())
 
 
-@st.cache_data(ttl=300, max_entries=256, show_spinner=False)
-def _explorer_data(db: str, stamp: tuple[int, int], key_json: str) -> ExplorerData:
-    """The database part of a view, keyed on what the queries depend on: moving the target or
-    the baseline reuses it, however many points are stored."""
-    return fetch(Path(db), ViewState.model_validate_json(key_json))
-
-
 @st.cache_data(ttl=300, max_entries=512, show_spinner=False)
 def _explorer_view(db: str, stamp: tuple[int, int], state_json: str) -> ExplorerView:
-    state = ViewState.model_validate_json(state_json)
-    fetched = _explorer_data(db, stamp, query_key(state).model_dump_json())
-    return explore(Path(db), state, catalog(), fetched=fetched)
+    # The database part is cached inside opx on the query and the data stamp (fetch_cached), so
+    # moving the target or the baseline reuses it, however many points are stored.
+    return explore(Path(db), ViewState.model_validate_json(state_json), catalog())
 
 
 def explorer_view(state: ViewState) -> ExplorerView:

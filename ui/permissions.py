@@ -5,6 +5,10 @@ from opx.settings import admin_token, read_only, write_permission
 
 
 def can_write() -> tuple[bool, str]:
+    from opx import dataset
+    from opx.config import db_path
+    if dataset.is_dataset(db_path()):
+        return False, "This opx serves a read-only Parquet dataset: nothing can be changed here."
     return write_permission(st.session_state.get("admin_token", ""))
 
 
