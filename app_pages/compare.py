@@ -3,41 +3,29 @@ interactivity."""
 import streamlit as st
 
 from models import PERCENTILES, Y_METRICS
-from models.view import TARGET_MAX, TARGET_MIN, format_number
+from models.view import format_number
 from opx import compare, metrics
 from opx.charts import explorer_chart, multiple_chart
 from opx.economics import economics_for
 from opx.errors import OpxError
 from opx.views import compare_state
-from ui import data, permissions, share, urlstate
+from ui import data, share, urlstate, widgets
 from ui.text import escape_md
 
 catalog = data.catalog()
-permissions.sidebar_controls()
-notices = urlstate.seed_from_url(data.resolver())
-st.title("Compare")
-for notice in notices:
-    st.warning(escape_md(notice), icon="⚠️")
+widgets.open_page("Compare")
 
 hardware = data.options("hardware")
 with st.sidebar:
     st.header("Compare")
     st.selectbox("A", hardware, key="a", format_func=catalog.hardware_name)
     st.selectbox("B (the denominator)", hardware, key="b", format_func=catalog.hardware_name)
-    st.selectbox("Model", data.options("model"), key="model", format_func=catalog.model_name)
-    st.selectbox("Workload", data.options("workload"), key="workload",
-                 format_func=catalog.workload_name)
+    widgets.model_and_workload()
     st.radio("Interactivity percentile", PERCENTILES, key="pct", horizontal=True,
              format_func=str.upper)
     st.selectbox("Metric", Y_METRICS, key="y", format_func=lambda k: metrics.y_metric(k).title)
 
-left, right = st.columns([3, 1])
-with left:
-    st.slider("Target interactivity (tok/s/user)", 1.0, urlstate.TARGET_SLIDER_MAX, step=1.0,
-              key="target_slider", on_change=urlstate.sync_target_from_slider)
-with right:
-    st.number_input("Typed target (tok/s/user)", TARGET_MIN, TARGET_MAX, step=1.0, key="target",
-                    on_change=urlstate.sync_slider_from_target)
+widgets.target_controls()
 
 state = urlstate.state_from_widgets()
 metric = metrics.y_metric(state.y)

@@ -2,26 +2,19 @@
 import streamlit as st
 
 from models import PERCENTILES, PROVENANCES, Y_METRICS
-from models.view import TARGET_MAX, TARGET_MIN, format_number
+from models.view import format_number
 from opx import metrics
 from opx.charts import explorer_chart, over_time_chart
 from opx.errors import OpxError
-from ui import data, permissions, share, urlstate
+from ui import data, share, urlstate, widgets
 from ui.text import escape_md
 
 catalog = data.catalog()
-permissions.sidebar_controls()
-notices = urlstate.seed_from_url(data.resolver())
-
-st.title("Operating-point explorer")
-for notice in notices:
-    st.warning(escape_md(notice), icon="⚠️")
+widgets.open_page("Operating-point explorer")
 
 with st.sidebar:
     st.header("View")
-    st.selectbox("Model", data.options("model"), key="model", format_func=catalog.model_name)
-    st.selectbox("Workload", data.options("workload"), key="workload",
-                 format_func=catalog.workload_name)
+    widgets.model_and_workload()
     st.multiselect("Hardware", data.options("hardware"), key="hw",
                    format_func=catalog.hardware_name, on_change=urlstate.keep_baseline_valid)
     urlstate.keep_baseline_valid()
@@ -35,13 +28,7 @@ with st.sidebar:
     st.checkbox("Show every run's own curve", key="runs")
     st.checkbox("Show non-frontier points", key="points")
 
-left, right = st.columns([3, 1])
-with left:
-    st.slider("Target interactivity (tok/s/user)", 1.0, urlstate.TARGET_SLIDER_MAX, step=1.0,
-              key="target_slider", on_change=urlstate.sync_target_from_slider)
-with right:
-    st.number_input("Typed target (tok/s/user)", TARGET_MIN, TARGET_MAX, step=1.0, key="target",
-                    on_change=urlstate.sync_slider_from_target)
+widgets.target_controls()
 
 state = urlstate.write_url(urlstate.state_from_widgets())
 saved_info = urlstate.saved_view_info()

@@ -7,21 +7,15 @@ from opx import metrics
 from opx.charts import latency_chart
 from opx.errors import OpxError
 from opx.latency import latency
-from ui import data, permissions, share, urlstate
+from ui import data, share, urlstate, widgets
 from ui.text import escape_md
 
 catalog = data.catalog()
-permissions.sidebar_controls()
-notices = urlstate.seed_from_url(data.resolver())
-st.title("Latency")
-for notice in notices:
-    st.warning(escape_md(notice), icon="⚠️")
+widgets.open_page("Latency")
 
 with st.sidebar:
     st.header("View")
-    st.selectbox("Model", data.options("model"), key="model", format_func=catalog.model_name)
-    st.selectbox("Workload", data.options("workload"), key="workload",
-                 format_func=catalog.workload_name)
+    widgets.model_and_workload()
     st.multiselect("Hardware", data.options("hardware"), key="hw",
                    format_func=catalog.hardware_name)
     st.radio("Percentile", PERCENTILES, key="pct", horizontal=True, format_func=str.upper)

@@ -7,23 +7,17 @@ from opx import views
 from opx.charts import planner_chart
 from opx.errors import OpxError
 from opx.planner import plan
-from ui import data, permissions, share, urlstate
+from ui import data, share, urlstate, widgets
 from ui.text import escape_md
 
 catalog = data.catalog()
-permissions.sidebar_controls()
-notices = urlstate.seed_from_url(data.resolver())
-st.title("Planner")
-st.caption("The best operating point of each system that meets the SLA, and the fleet a demand "
-           "needs. Operating points come from runs under the filters, with their provenance.")
-for notice in notices:
-    st.warning(escape_md(notice), icon="⚠️")
+widgets.open_page("Planner", "The best operating point of each system that meets the SLA, and "
+                  "the fleet a demand needs. Operating points come from runs under the filters, "
+                  "with their provenance.")
 
 with st.sidebar:
     st.header("Service")
-    st.selectbox("Model", data.options("model"), key="model", format_func=catalog.model_name)
-    st.selectbox("Workload", data.options("workload"), key="workload",
-                 format_func=catalog.workload_name)
+    widgets.model_and_workload()
     st.multiselect("Hardware to consider", data.options("hardware"), key="hw",
                    format_func=catalog.hardware_name)
 

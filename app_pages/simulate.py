@@ -10,7 +10,7 @@ from opx import metrics, store
 from opx.charts import simulate_chart
 from opx.errors import OpxError
 from opx.simulate import api
-from ui import data, permissions, share, urlstate
+from ui import data, permissions, share, urlstate, widgets
 from ui.text import escape_md
 
 PREFIX = "sim_"
@@ -20,8 +20,7 @@ notices = urlstate.seed_page_from_url(SimulateState, data.resolver(), PREFIX)
 st.title("Simulate")
 st.caption("Curves from opx-sim, a calibrated roofline model of serving (docs/simulator.md). "
            "Everything here is a projection, labelled simulated, with its held-out error.")
-for notice in notices:
-    st.warning(escape_md(notice), icon="⚠️")
+widgets.show_notices(notices)
 
 with st.sidebar:
     st.header("System")

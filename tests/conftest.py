@@ -37,3 +37,13 @@ def full_db(tmp_path_factory) -> Path:
     with store.writing(path) as con:
         store.write_runs(con, builtin_runs() + simulated)
     return path
+
+
+@pytest.fixture
+def app_db(seed_db, tmp_path, monkeypatch) -> Path:
+    """A writable copy of the seed database that the app under test opens (OPX_DB)."""
+    import shutil
+    path = tmp_path / "opx.duckdb"
+    shutil.copy(seed_db, path)
+    monkeypatch.setenv("OPX_DB", str(path))
+    return path

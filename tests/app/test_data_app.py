@@ -1,5 +1,4 @@
 """The Data page through AppTest: upload, per-file results, search, delete with confirmation."""
-import shutil
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -11,11 +10,8 @@ FIX = ROOT / "tests" / "fixtures" / "opx-csv"
 
 
 @pytest.fixture
-def db(seed_db, tmp_path, monkeypatch):
-    path = tmp_path / "opx.duckdb"
-    shutil.copy(seed_db, path)
-    monkeypatch.setenv("OPX_DB", str(path))
-    return path
+def db(app_db):
+    return app_db
 
 
 def open_data_page():

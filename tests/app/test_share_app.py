@@ -1,7 +1,5 @@
 """Share, saved views, read-only mode and the page/CLI chart identity, through AppTest."""
 import json
-import os
-import shutil
 import subprocess
 import sys
 
@@ -13,11 +11,8 @@ from tests.conftest import ROOT
 
 
 @pytest.fixture
-def db(seed_db, tmp_path, monkeypatch):
-    path = tmp_path / "opx.duckdb"
-    shutil.copy(seed_db, path)
-    monkeypatch.setenv("OPX_DB", str(path))
-    return path
+def db(app_db):
+    return app_db
 
 
 def run_app(page=None, **params):

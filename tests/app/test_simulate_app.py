@@ -1,5 +1,4 @@
 """The Simulate page through AppTest."""
-import shutil
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -9,11 +8,8 @@ from tests.conftest import ROOT
 
 
 @pytest.fixture
-def db(seed_db, tmp_path, monkeypatch):
-    path = tmp_path / "opx.duckdb"
-    shutil.copy(seed_db, path)
-    monkeypatch.setenv("OPX_DB", str(path))
-    return path
+def db(app_db):
+    return app_db
 
 
 def open_simulate(**params):

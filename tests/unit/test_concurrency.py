@@ -1,0 +1,95 @@
+"""Readers and a writer in separate processes, and a writer killed mid-import.
+
+Mechanism (docs/scaling.md): the dashboard holds only short read-only connections, one per query
+batch; the CLI holds the write lock only while it writes; both retry on DuckDB's lock error."""
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+from opx import store
+from tests.conftest import ROOT
+
+HEADER = ("hardware,model,workload,gpus_total,framework,label,concurrency,interactivity_p50,"
+          "throughput_total_per_gpu\n")
+
+
+def make_files(folder, n, points=4):
+    folder.mkdir(parents=True, exist_ok=True)
+    for i in range(n):
+        rows = "".join(f"h200,deepseek-r1,1k1k,8,vllm,file {i},{2 ** k},{200 / (k + 1)},"
+                       f"{100 * (k + 1) + i}\n" for k in range(points))
+        (folder / f"run-{i:04d}.csv").write_text(HEADER + rows)
+
+
+READER = textwrap.dedent("""
+    import sys, threading, time, traceback
+    sys.path.insert(0, {root!r})
+    from pathlib import Path
+    from models import ViewState
+    from opx.catalog import load_catalog
+    from opx.explorer import explore
+    db, seconds, threads = Path(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3])
+    catalog = load_catalog()
+    errors, reads = [], [0]
+    def session(k):
+        end = time.time() + seconds
+        while time.time() < end:
+            try:
+                state = ViewState(model="deepseek-r1", workload="1k1k", hw=("h200",), pct="p50",
+                                  target=10 + (reads[0] % 50))
+                explore(db, state, catalog)
+                reads[0] += 1
+            except Exception:
+                errors.append(traceback.format_exc(limit=2))
+    ts = [threading.Thread(target=session, args=(k,)) for k in range(threads)]
+    [t.start() for t in ts]; [t.join() for t in ts]
+    print(f"reads={{reads[0]}} errors={{len(errors)}}")
+    for e in errors[:3]: print(e)
+""").format(root=str(ROOT))
+
+
+def test_twenty_sessions_read_while_the_cli_imports(tmp_path, seed_db):
+    db = tmp_path / "opx.duckdb"
+    db.write_bytes(seed_db.read_bytes())
+    make_files(tmp_path / "files", 150)
+    script = tmp_path / "reader.py"
+    script.write_text(READER)
+    readers = [subprocess.Popen([sys.executable, str(script), str(db), "12", "5"],
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+               for _ in range(4)]                       # 4 processes x 5 sessions = 20
+    time.sleep(1.5)
+    writer = subprocess.run([sys.executable, "-m", "opx", "ingest", str(tmp_path / "files"),
+                             "--db", str(db)], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    outputs = [r.communicate(timeout=300)[0] for r in readers]
+    assert writer.returncode == 0, writer.stderr[-2000:]
+    for out in outputs:
+        assert "errors=0" in out, out[-3000:]
+        assert int(out.split("reads=")[1].split()[0]) > 0
+    with store.reading(db) as con:
+        assert store.count_runs(con)[0] == 14 + 150     # the new runs are there for every reader
+
+
+def test_a_killed_import_leaves_no_partial_run_and_a_rerun_completes(tmp_path, seed_db):
+    db = tmp_path / "opx.duckdb"
+    db.write_bytes(seed_db.read_bytes())
+    make_files(tmp_path / "files", 400, points=5)
+    cmd = [sys.executable, "-m", "opx", "ingest", str(tmp_path / "files"), "--db", str(db)]
+    for delay in (0.8, 1.6, 2.4):
+        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(delay)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        with store.reading(db) as con:        # readable after the kill
+            sizes = con.execute("SELECT r.label, count(p.seq) FROM runs r JOIN points p "
+                                "ON p.run_id = r.id WHERE r.label LIKE 'file %' "
+                                "GROUP BY r.label").fetchall()
+            orphans = con.execute("SELECT count(*) FROM points p LEFT JOIN runs r "
+                                  "ON r.id = p.run_id WHERE r.id IS NULL").fetchone()[0]
+        assert all(n == 5 for _, n in sizes), "a run was left with part of its points"
+        assert orphans == 0
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    with store.reading(db) as con:
+        assert store.count_runs(con) == (14 + 400, 19 + 400 * 5)

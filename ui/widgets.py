@@ -1,0 +1,43 @@
+"""Controls several pages share, so each is written once: the page's opening (write permission,
+URL state, title, notices), the model and workload pickers, and the target slider with its typed
+twin."""
+from __future__ import annotations
+
+import streamlit as st
+
+from models.view import TARGET_MAX, TARGET_MIN
+from ui import data, permissions, urlstate
+from ui.text import escape_md
+
+
+def open_page(title: str, caption: str = "") -> None:
+    """Sidebar permissions, the URL read into the widgets, the title and the link's notices."""
+    permissions.sidebar_controls()
+    notices = urlstate.seed_from_url(data.resolver())
+    st.title(title)
+    if caption:
+        st.caption(caption)
+    show_notices(notices)
+
+
+def show_notices(notices: list[str]) -> None:
+    for notice in notices:
+        st.warning(escape_md(notice), icon="⚠️")
+
+
+def model_and_workload() -> None:
+    catalog = data.catalog()
+    st.selectbox("Model", data.options("model"), key="model", format_func=catalog.model_name)
+    st.selectbox("Workload", data.options("workload"), key="workload",
+                 format_func=catalog.workload_name)
+
+
+def target_controls() -> None:
+    """The target interactivity as a slider and a typed number, kept in step."""
+    left, right = st.columns([3, 1])
+    with left:
+        st.slider("Target interactivity (tok/s/user)", 1.0, urlstate.TARGET_SLIDER_MAX, step=1.0,
+                  key="target_slider", on_change=urlstate.sync_target_from_slider)
+    with right:
+        st.number_input("Typed target (tok/s/user)", TARGET_MIN, TARGET_MAX, step=1.0,
+                        key="target", on_change=urlstate.sync_slider_from_target)
