@@ -1,14 +1,16 @@
 """python -m opx.simulate calibrate [SILICON_CSV]   refit and write data/simulator/calibration.json
-python -m opx.simulate validate [SILICON_CSV]    print the leave-one-system-out table"""
+python -m opx.simulate validate [SILICON_CSV]    print the leave-one-system-out table
+python -m opx.simulate ablations [SILICON_CSV]   the same with one model ingredient removed at a time"""
 import json
 import sys
 from pathlib import Path
 
 from opx.simulate.api import calibrate, validate
+from opx.simulate.calibration import ablations
 
 
 def main(argv: list[str]) -> int:
-    if not argv or argv[0] not in ("calibrate", "validate"):
+    if not argv or argv[0] not in ("calibrate", "validate", "ablations"):
         print(__doc__.strip())
         return 2
     path = Path(argv[1]) if len(argv) > 1 else None
@@ -17,6 +19,8 @@ def main(argv: list[str]) -> int:
             res = calibrate(path)
             print(json.dumps(res.get("validation", {}).get("overall", {}), indent=2))
             print(f"wrote data/simulator/calibration.json (fit {res['fit_date']}, {res['seconds']} s)")
+        elif argv[0] == "ablations":
+            print(ablations(path).round(1).T.to_string(header=False))
         else:
             df, overall = validate(path)
             print(df.round(1).to_string(index=False))

@@ -19,12 +19,13 @@ from models import Deployment, Point, Run
 from opx.simulate import model as M
 from opx.simulate.arch import Arch, arch_for
 from opx.simulate.calibration import (PARAMS, calibrate as _calibrate, default_calibration_path,
-                                      hw_rows, precision_bytes, validate as _validate)
+                                      framework_key, hw_rows, precision_bytes,
+                                      validate as _validate)
 from opx.simulate.hardware import BORROW, FAMILIES, HwSpec, hw_spec
 from opx.simulate.layouts import Layout, Pool, parse_label, search_space
 
 ENGINE = "opx-sim"
-ENGINE_VERSION = "0.1.0"
+ENGINE_VERSION = "0.2.0"
 N_CONCURRENCIES = 20
 KV_OFFLOAD = ("none", "pool")
 
@@ -46,6 +47,8 @@ class SimKnobs:
     kv_offload: str = "none"               # "none" | "pool" (external KV pool: capacity not limiting)
     concurrencies: tuple[int, ...] | None = None   # total concurrency of the deployment
     precision: str | None = None           # "fp4" | "fp8" | "bf16"; None: fp4 experts where possible
+    framework: str | None = None           # "trtllm" | "sglang" | "vllm"; None: the calibration's
+                                           # pooled factors (per-step overhead, TTFT bursts)
 
 
 @dataclass
@@ -136,30 +139,46 @@ def load_calibration(path: Path | None = None) -> dict | None:
     return _load_calibration(str(path or default_calibration_path()))
 
 
-def efficiencies(family: str, calibration: dict | None) -> tuple[M.Eff, dict]:
-    """The efficiency factors for a hardware family, and where they came from."""
+def efficiencies(family: str, calibration: dict | None, framework: str | None = None
+                 ) -> tuple[M.Eff, dict]:
+    """The efficiency factors for a hardware family and serving framework, and where they came
+    from. Per-framework factors (the per-step overhead and the TTFT burst terms) apply when the
+    framework has measured rows; None, or a framework without rows (vLLM), gets the pooled value."""
+    fw = framework_key(framework)
     if calibration is None:
         vals = {k: p[0] for k, p in PARAMS.items()}
         return M.Eff(**vals), {"status": "UNCALIBRATED: reference priors, no fit found",
-                               "values": vals}
+                               "values": vals, "framework": fw, "framework_factors": "none"}
     fac = calibration["factors"]
     vals = dict(fac["global"])
-    used = family
-    if family not in fac["families"]:
-        used = BORROW.get(family)
-    if used in fac["families"]:
-        fam = fac["families"][used]
-        vals.update({k: v for k, v in fam.items() if k in PARAMS})
-        origin = (f"family '{used}' factors fitted on {', '.join(fam['fitted_on'])}; global factors "
-                  f"fitted on all calibration systems")
-        if used != family:
-            origin = (f"EXTRAPOLATED: no measured rows for family '{family}'; borrowed from the "
-                      f"nearest generation with data, {origin}")
+    fam_fac = fac.get("families", {})
+    systems = sorted({sname for f in fam_fac.values() for sname in f.get("fitted_on", [])})
+    used = family if family in fam_fac else BORROW.get(family)
+    fam_vals = {k: v for k, v in fam_fac.get(used, {}).items() if k in PARAMS}
+    vals.update(fam_vals)
+    scope = (f"per-family factors of '{used}' ({', '.join(sorted(fam_vals))}) fitted on "
+             f"{', '.join(fam_fac[used]['fitted_on'])}, the others on all calibration systems "
+             f"({', '.join(systems)})" if fam_vals else
+             f"factors fitted on all calibration systems ({', '.join(systems)}), none per family")
+    if family in fam_fac:
+        origin = f"family '{family}' measured on {', '.join(fam_fac[family]['fitted_on'])}; {scope}"
     else:
-        origin = (f"EXTRAPOLATED: no measured rows for family '{family}'; global factors fitted on "
-                  f"all calibration systems")
+        origin = (f"EXTRAPOLATED: no measured rows for family '{family}'; "
+                  + (f"borrowed from the nearest generation with data: {scope}" if fam_vals else scope))
+    fw_fac = fac.get("frameworks", {})
+    grouped = sorted(k for k, p in PARAMS.items() if p[3] == "framework")
+    if fw is None:
+        fw_note = (f"pooled over frameworks ({', '.join(sorted(fw_fac))}) for {', '.join(grouped)}")
+    elif fw in fw_fac:
+        vals.update({k: v for k, v in fw_fac[fw].items() if k in PARAMS})
+        fw_note = (f"'{fw}' factors for {', '.join(grouped)}, fitted on {fw_fac[fw].get('rows', '?')} "
+                   f"rows ({', '.join(fw_fac[fw].get('fitted_on', []))})")
+    else:
+        fw_note = (f"EXTRAPOLATED: no measured rows for framework '{fw}'; pooled factors for "
+                   f"{', '.join(grouped)}")
     vals = {k: float(v) for k, v in vals.items() if k in PARAMS}
     return M.Eff(**vals), {"status": "calibrated", "origin": origin, "values": vals,
+                           "framework": fw, "framework_factors": fw_note,
                            "fit_date": calibration.get("fit_date"),
                            "data_sha256": calibration.get("data_sha256")}
 
@@ -237,6 +256,7 @@ def simulate(hardware: str, model: str, workload: str, gpus: int | None, knobs: 
         v = getattr(knobs, name)
         if v is not None and v <= 0:
             raise ValueError(f"{name} must be positive, got {v}")
+    framework = framework_key(knobs.framework)      # ValueError for an unknown name
     spec = hw_spec(hw, knobs.fp4_dense_pflops, knobs.hbm_tb_s)
     arch = arch_for(llm)
     precision = knobs.precision or _default_precision(arch, spec)
@@ -245,7 +265,7 @@ def simulate(hardware: str, model: str, workload: str, gpus: int | None, knobs: 
     hit = wl.prefix_hit_rate if knobs.prefix_hit_rate is None else float(knobs.prefix_hit_rate)
     isl, osl = float(wl.isl), float(wl.osl)
     calibration = load_calibration()
-    eff, eff_info = efficiencies(spec.family, calibration)
+    eff, eff_info = efficiencies(spec.family, calibration, framework)
     from opx.simulate.arch import _TABLE
     n_heads = _TABLE.get(model_slug, {}).get("heads", 0)
 
@@ -380,6 +400,7 @@ def simulate(hardware: str, model: str, workload: str, gpus: int | None, knobs: 
         "precision": {"name": precision, **pb,
                       "attention_peak": "bf16", "non_routed_peak": "fp8"},
         "efficiency": eff_info,
+        "framework": framework,
         "knobs": asdict(knobs),
         "budget_gpus": budget,
         "search": {"layouts_evaluated": len(layouts), "mtp_depths": depths,
@@ -404,7 +425,10 @@ def _validation_summary(calibration: dict | None, family: str) -> dict:
     if not calibration or "validation" not in calibration:
         return {"status": "no validation on record"}
     v = calibration["validation"]
-    return {"method": v.get("method"), "overall": v.get("overall"),
+    keep = ("n", "n_ttft", "tpot_mdape", "ttft_mdape", "throughput_mdape", "tpot_median_signed",
+            "ttft_mdape_all_rows", "systems_meeting_tpot_15", "systems_meeting_ttft_35", "systems")
+    overall = {k: val for k, val in (v.get("overall") or {}).items() if k in keep}
+    return {"method": v.get("method"), "overall": overall,
             "per_system": {r["system"]: {k: r[k] for k in ("n", "tpot_mdape", "ttft_mdape",
                                                             "throughput_mdape")}
                            for r in v.get("per_system", [])},

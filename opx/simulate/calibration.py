@@ -1,13 +1,23 @@
 """Fit the efficiency factors to measured rows, and validate leave-one-system-out.
 
 Method (docs/simulator.md, "Calibration"): robust nonlinear least squares (scipy least_squares,
-soft-L1 loss) on log(predicted / measured) of TPOT and TTFT for the cleaned DeepSeek rows of
-silicon_sample.csv, each system's rows weighted by 1/sqrt(rows) so no system dominates, plus weak
-priors (a factor of 3 is one standard deviation) that keep factors the data cannot see near the
-reference values. Per hardware family (partial pooling: global value x exp(delta_family), delta with
-a prior worth FAMILY_PSEUDO_ROWS rows): the fixed cost per layer. Global: everything else (HBM and
-compute efficiency, prefill efficiency, network, step overhead, queueing terms). Making the HBM and
-compute efficiencies per-family too was tried and made the held-out errors worse (docs/simulator.md).
+soft-L1 loss) on log(predicted / measured) of TPOT and TTFT (equal weights) for the cleaned DeepSeek
+rows of silicon_sample.csv, each system's rows weighted by 1/sqrt(rows) so no system dominates, plus
+weak priors (a factor of 3 is one standard deviation) that keep factors the data cannot see near
+the reference values.
+
+Grouped factors use partial pooling: the factor of a group (a serving framework, or a hardware
+family) is the pooled value x exp(delta_group), and delta is shrunk towards 0 as if
+GROUP_PSEUDO_ROWS extra rows of the group agreed with the pooled value. Grouped now: the per-step
+overhead and the two closed-loop TTFT burst factors, per framework (TensorRT-LLM, SGLang). Nothing
+is per hardware family: every family factor tried made the held-out errors worse (docs/simulator.md
+lists what was tried).
+
+Two row flags from opx/simulate/silicon.py enter the fit and the validation identically:
+- `mtp_suspect` (rule 8, provenance): the row is predicted with MTP (MTP_CAL_DEPTH drafts and one
+  fitted acceptance `mtp_accept`), every other row without MTP. No per-row choice is made.
+- `ttft_artefact` (rule 9, set here): the row's TTFT and throughput are left out of the fit and of
+  the TTFT / throughput errors; its TPOT is used.
 """
 from __future__ import annotations
 
@@ -27,29 +37,56 @@ from opx.simulate.silicon import load_rows, resolve_path, sha256
 
 CAL_MODEL = "deepseek-r1"
 METHOD = ("scipy.optimize.least_squares (trf, soft_l1, f_scale 0.25) on log(pred/measured) of TPOT "
-          "(weight 1) and TTFT (weight 0.5), rows of each system weighted 1/sqrt(n), weak log-normal "
-          "priors (sigma = ln 3) around the reference values")
+          "(weight 1) and TTFT (weight 1), rows of each system weighted 1/sqrt(n), weak log-normal "
+          "priors (sigma = ln 3) around the reference values; per-framework factors ("
+          "burst_agg, burst_disagg) partially pooled with 3 pseudo-rows; MTP-suspect rows "
+          "(TensorRT-LLM, source-file only) predicted with MTP1 at one fitted acceptance; rows "
+          "whose TTFT breaks the closed-loop bound contribute TPOT only")
 
-# name: (prior, low, high, per_family)
+# Serving frameworks with measured rows (the `backend` column). Others (vLLM) get the pooled value.
+FRAMEWORKS = ("trtllm", "sglang")
+FRAMEWORK_NAMES = {"trtllm": "trtllm", "tensorrt-llm": "trtllm", "tensorrt_llm": "trtllm",
+                   "trt-llm": "trtllm", "sglang": "sglang", "vllm": "vllm"}
+GROUPS = {"family": FAMILIES, "framework": FRAMEWORKS}
+
+# name: (prior, low, high, group) with group None (one global value), "family" or "framework"
 PARAMS = {
-    "eta_m": (0.75, 0.2, 1.0, False),
-    "eta_c": (0.5, 0.05, 1.0, False),
-    "t_layer": (20e-6, 1e-6, 300e-6, True),   # the only per-family factor (see docs/simulator.md)
-    "eta_cp": (0.5, 0.05, 1.0, False),
-    "eta_n": (0.6, 0.05, 1.0, False),
-    "alpha_ar": (8e-6, 1e-6, 100e-6, False),
-    "alpha_a2a": (15e-6, 1e-6, 300e-6, False),
-    "t_step": (1e-3, 20e-6, 20e-3, False),
-    "q_wait": (0.5, 0.01, 50.0, False),
-    "burst_agg": (0.2, 1e-3, 5.0, False),
-    "burst_disagg": (0.2, 1e-3, 5.0, False),
-    "ttft_fixed_agg": (0.05, 1e-3, 2.0, False),
-    "ttft_fixed_disagg": (0.1, 1e-3, 2.0, False),
+    "eta_m": (0.75, 0.2, 1.0, None),
+    "eta_c": (0.5, 0.05, 1.0, None),
+    "t_layer": (20e-6, 1e-6, 300e-6, None),
+    "eta_cp": (0.5, 0.05, 1.0, None),
+    "eta_n": (0.6, 0.05, 1.0, None),
+    "alpha_ar": (8e-6, 1e-6, 100e-6, None),
+    "alpha_a2a": (15e-6, 1e-6, 300e-6, None),
+    "t_step": (1e-3, 20e-6, 20e-3, None),
+    "q_wait": (0.5, 0.01, 50.0, None),
+    "burst_agg": (0.2, 1e-3, 5.0, "framework"),
+    "burst_disagg": (0.2, 1e-3, 5.0, "framework"),
+    "ttft_fixed_agg": (0.05, 1e-3, 2.0, None),
+    "ttft_fixed_disagg": (0.1, 1e-3, 2.0, None),
+    "t_req": (1e-3, 1e-5, 0.05, None),
 }
+# calibration-only parameters (not efficiency factors; never used by simulate())
+NUISANCE = {"mtp_accept": (0.7, 0.3, 0.95)}
 PRIOR_SIGMA = np.log(3.0)
-FAMILY_SIGMA = np.log(1.5)      # a family's factor departs from the global one by ~1.5x at most
-FAMILY_PSEUDO_ROWS = 30         # the family prior weighs as much as this many rows (partial pooling)
-TTFT_WEIGHT = 0.5
+GROUP_PSEUDO_ROWS = 3           # partial pooling strength of a group's delta
+GROUP_BOUND = np.log(3.0)       # a group's factor stays within 3x of the pooled value
+TTFT_WEIGHT = 1.0
+MTP_CAL_DEPTH = 1               # drafts assumed for MTP-suspect rows (DeepSeek-R1 ships one MTP module)
+MTP_MODE = "label"              # "label": mtp_suspect rows with MTP; "none": every row MTP0
+ARTEFACT_RULE = True            # rule 9 of silicon.py
+ARTEFACT_T0_S = 1.0             # rule 9 constants (fixed a priori)
+ARTEFACT_TOKENS_PER_GPU_S = 1000.0
+
+
+def framework_key(name: str | None) -> str | None:
+    """Normalised framework name, or None (pooled)."""
+    if name is None:
+        return None
+    key = FRAMEWORK_NAMES.get(str(name).strip().lower())
+    if key is None:
+        raise ValueError(f"unknown framework {name!r}: use one of trtllm, sglang, vllm (or None)")
+    return key
 
 
 def precision_bytes(precision: str, has_fp4: bool) -> dict:
@@ -86,8 +123,14 @@ def hw_rows(specs: list, precisions: list[str]) -> dict:
 class Problem:
     """The cleaned rows as model inputs, with the parameter packing."""
 
-    def __init__(self, rows: pd.DataFrame, catalog):
+    def __init__(self, rows: pd.DataFrame, catalog, params: dict | None = None,
+                 mtp_mode: str | None = None, artefact_rule: bool | None = None,
+                 ttft_weight: float | None = None, group_pseudo_rows: float | None = None):
         self.rows = rows
+        self.params = dict(PARAMS if params is None else params)
+        self.mtp_mode = MTP_MODE if mtp_mode is None else mtp_mode
+        self.ttft_weight = TTFT_WEIGHT if ttft_weight is None else float(ttft_weight)
+        self.group_pseudo_rows = GROUP_PSEUDO_ROWS if group_pseudo_rows is None else float(group_pseudo_rows)
         self.arch = arch_for(catalog.models[CAL_MODEL])
         specs = {s: hw_spec(catalog.hardware[s]) for s in rows.hardware.unique()}
         hw = hw_rows([specs[s] for s in rows.hardware], list(rows.precision))
@@ -95,101 +138,121 @@ class Problem:
                                                        "p_tp", "p_dp", "p_ep", "p_moetp", "n_p",
                                                        "agg", "isl", "osl", "conc")}
         self.c = M.rows(**hw, **cols, hit=0.0, m=0.0, p_acc=0.0)
-        self.fam = np.array([FAMILIES.index(FAMILY[h]) for h in rows.hardware])
+        self.group_idx = {
+            "family": np.array([FAMILIES.index(FAMILY[h]) for h in rows.hardware]),
+            "framework": np.array([FRAMEWORKS.index(framework_key(b)) for b in rows.backend]),
+        }
+        self.mtp = (rows["mtp_suspect"].to_numpy(bool) if self.mtp_mode == "label"
+                    else np.zeros(len(rows), bool))
+        self.c.m = np.where(self.mtp, float(MTP_CAL_DEPTH), 0.0)
         self.tpot = rows.tpot_s.to_numpy()
         self.ttft = rows.ttft_s.to_numpy()
+        rule = ARTEFACT_RULE if artefact_rule is None else artefact_rule
+        self.artefact = self.artefact_mask() if rule else np.zeros(len(rows), bool)
         n_sys = rows.system.map(rows.system.value_counts()).to_numpy(float)
         self.w = 1 / np.sqrt(n_sys)
         self.w = self.w / self.w.mean()
-        # per-family factors are a global value times exp(delta_family); delta has its own prior
+        # grouped factors are a pooled value times exp(delta_group); delta has its own prior
         self.names = []
-        for name, (_, _, _, fam) in PARAMS.items():
-            self.names += [name] + ([f"{name}:{f}" for f in FAMILIES] if fam else [])
-        self.is_family = np.array([":" in n for n in self.names])
+        for name, (_, _, _, grp) in self.params.items():
+            self.names += [name] + ([f"{name}:{g}" for g in GROUPS[grp]] if grp else [])
+        if self.mtp.any():
+            self.names += list(NUISANCE)
+        self.is_group = np.array([":" in n for n in self.names])
+
+    def artefact_mask(self) -> np.ndarray:
+        """Rule 9 of silicon.py: TTFT above the closed-loop bound while KV capacity is not binding.
+        Uses only fixed accounting (sequence lengths, GPU counts, KV capacity), no fitted value."""
+        r, c = self.rows, self.c
+        agg = c.agg > 0
+        g_pre = np.where(agg, c.n_d * c.d_tp * c.d_dp * c.d_pp, c.n_p * c.p_tp * c.p_dp)
+        bound = ARTEFACT_T0_S + c.conc * r.isl_label.to_numpy(float) / (ARTEFACT_TOKENS_PER_GPU_S * g_pre)
+        cap, _ = M.kv_capacity(self.arch, c, c.isl + c.osl)
+        fits = c.conc <= cap * c.n_d
+        return (self.ttft > bound) & fits
 
     def bounds(self):
         lo, hi, x0, prior = [], [], [], []
         for n in self.names:
-            p0, l, h, _ = PARAMS[n.split(":")[0]]
             if ":" in n:
-                lo.append(-np.log(3)); hi.append(np.log(3)); x0.append(0.0); prior.append(0.0)
-            else:
-                lo.append(np.log(l)); hi.append(np.log(h)); x0.append(np.log(p0)); prior.append(np.log(p0))
+                lo.append(-GROUP_BOUND); hi.append(GROUP_BOUND); x0.append(0.0); prior.append(0.0)
+                continue
+            p0, l, h = (NUISANCE[n] if n in NUISANCE else self.params[n][:3])
+            lo.append(np.log(l)); hi.append(np.log(h)); x0.append(np.log(p0)); prior.append(np.log(p0))
         return np.array(lo), np.array(hi), np.array(x0), np.array(prior)
 
     def values(self, x) -> dict:
-        """Parameter values: globals, and name:family = global x exp(delta) (efficiencies <= 1)."""
+        """Parameter values: pooled, and name:group = pooled x exp(delta) (capped at the bound)."""
         v = dict(zip(self.names, x))
         out = {}
-        for name, (_, _, hi, per_fam) in PARAMS.items():
+        for name, (_, _, hi, grp) in self.params.items():
             out[name] = float(np.exp(v[name]))
-            if per_fam:
-                for f in FAMILIES:
-                    out[f"{name}:{f}"] = float(min(np.exp(v[name] + v[f"{name}:{f}"]), hi))
+            for g in (GROUPS[grp] if grp else ()):
+                out[f"{name}:{g}"] = float(min(np.exp(v[name] + v[f"{name}:{g}"]), hi))
+        for name in NUISANCE:
+            if name in v:
+                out[name] = float(np.exp(v[name]))
         return out
 
-    def eff(self, x, fam=None) -> M.Eff:
-        fam = self.fam if fam is None else fam
-        v = self.values(x)
+    def eff_multi(self, X: np.ndarray, idx: np.ndarray) -> M.Eff:
+        """Eff for k parameter sets X (k, npar), stacked row-block after row-block over rows idx."""
+        k, n = len(X), len(idx)
         kw = {}
-        for name, (_, _, _, per_fam) in PARAMS.items():
-            if per_fam:
-                kw[name] = np.array([v[f"{name}:{f}"] for f in FAMILIES])[fam]
+        for name, (_, _, hi, grp) in self.params.items():
+            g = X[:, self.names.index(name)]
+            if grp:
+                cols = [self.names.index(f"{name}:{gr}") for gr in GROUPS[grp]]
+                vals = np.minimum(np.exp(X[:, cols] + g[:, None]), hi)      # (k, groups)
+                gi = np.tile(self.group_idx[grp][idx], k)
+                kw[name] = vals[np.repeat(np.arange(k), n), gi]
             else:
-                kw[name] = v[name]
+                kw[name] = np.repeat(np.exp(g), n)
         return M.Eff(**kw)
 
-    def predict(self, x, idx=None) -> dict:
-        c = self.c if idx is None else M.subset(self.c, idx)
-        fam = self.fam if idx is None else self.fam[idx]
-        return M.evaluate(c, self.arch, self.eff(x, fam))
+    def rows_multi(self, X: np.ndarray, idx: np.ndarray):
+        """Model rows for k parameter sets: rows idx tiled k times, MTP acceptance filled in."""
+        k = len(X)
+        c = M.SimpleNamespace(**{key: np.tile(v[idx], k) for key, v in vars(self.c).items()})
+        if self.mtp.any():
+            acc = np.repeat(np.exp(X[:, self.names.index("mtp_accept")]), len(idx))
+            c.p_acc = np.where(np.tile(self.mtp[idx], k), acc, 0.0)
+        return c
+
+    def predict(self, x, idx=None, breakdown: bool = True) -> dict:
+        idx = np.arange(len(self.rows)) if idx is None else np.asarray(idx)
+        X = np.asarray(x)[None, :]
+        return M.evaluate(self.rows_multi(X, idx), self.arch, self.eff_multi(X, idx),
+                          breakdown=breakdown)
 
 
 def _fit(prob: Problem, idx: np.ndarray, max_nfev: int = 40) -> np.ndarray:
     """Fit on rows idx. The Jacobian is computed in one vectorized pass over all perturbed
-    parameter sets (the rows tiled once per parameter), which is what keeps a fit well under a
-    second on two cores."""
+    parameter sets (the rows tiled once per parameter), which keeps a fit to seconds on two cores."""
     lo, hi, x0, prior = prob.bounds()
     npar = len(x0)
-    c1 = M.subset(prob.c, idx)
-    fam1 = prob.fam[idx]
     n = len(idx)
     w = prob.w[idx] / prob.w[idx].mean()
     tpot, ttft = prob.tpot[idx], prob.ttft[idx]
+    w_ttft = np.where(prob.artefact[idx], 0.0, prob.ttft_weight * w)
     scale = np.sqrt(n)
     k = npar + 1
-    ck = M.SimpleNamespace(**{key: np.tile(v, k) for key, v in vars(c1).items()})
-    famk = np.tile(fam1, k)
-
-    def eff_multi(X):
-        """Eff for k parameter sets stacked row-block after row-block."""
-        kw = {}
-        for name, (_, _, _, per_fam) in PARAMS.items():
-            if per_fam:
-                cols = [prob.names.index(f"{name}:{f}") for f in FAMILIES]
-                g = X[:, prob.names.index(name)][:, None]
-                vals = np.minimum(np.exp(X[:, cols] + g), PARAMS[name][2])   # (k, families)
-                kw[name] = vals[np.repeat(np.arange(len(X)), n), famk[:len(X) * n]]
-            else:
-                kw[name] = np.repeat(np.exp(X[:, prob.names.index(name)]), n)
-        return M.Eff(**kw)
+    prior_div = np.where(prob.is_group, 1.0 / np.sqrt(prob.group_pseudo_rows), PRIOR_SIGMA * scale)
 
     def resid_rows(out_tpot, out_ttft, X):
         r1 = w * np.log(out_tpot / tpot)
-        r2 = TTFT_WEIGHT * w * np.log(np.maximum(out_ttft, 1e-6) / ttft)
-        pr = np.where(prob.is_family, (X - prior) / (FAMILY_SIGMA / np.sqrt(FAMILY_PSEUDO_ROWS)),
-                      (X - prior) / PRIOR_SIGMA) / scale
+        r2 = w_ttft * np.log(np.maximum(out_ttft, 1e-6) / ttft)
+        pr = (X - prior) / prior_div
         return np.concatenate([r1, r2, pr]) / scale
 
     def resid(x):
-        out = M.evaluate(c1, prob.arch, prob.eff(x, fam1), breakdown=False)
+        out = prob.predict(x, idx, breakdown=False)
         return resid_rows(out["tpot"], out["ttft"], x)
 
     h = 1e-3
 
     def jac(x):
         X = np.vstack([x, x + h * np.eye(npar)])
-        out = M.evaluate(ck, prob.arch, eff_multi(X), breakdown=False)
+        out = M.evaluate(prob.rows_multi(X, idx), prob.arch, prob.eff_multi(X, idx), breakdown=False)
         tp = out["tpot"].reshape(k, n)
         tf = out["ttft"].reshape(k, n)
         R = np.vstack([resid_rows(tp[i], tf[i], X[i]) for i in range(k)])
@@ -200,18 +263,47 @@ def _fit(prob: Problem, idx: np.ndarray, max_nfev: int = 40) -> np.ndarray:
     return res.x
 
 
-def _mdape(pred, meas):
-    return float(np.median(np.abs(pred / meas - 1)) * 100)
+def _mdape(ratio) -> float:
+    ratio = np.asarray(ratio, float)
+    return float(np.median(np.abs(ratio - 1)) * 100) if len(ratio) else float("nan")
+
+
+def _ratios(prob: Problem, x, idx) -> dict:
+    """pred/measured per row for TPOT, TTFT and throughput (TTFT and throughput: NaN for rows whose
+    TTFT is a rule-9 artefact), plus the same with every row predicted without MTP."""
+    idx = np.asarray(idx)
+    r = prob.rows.iloc[idx]
+    out = prob.predict(x, idx, breakdown=False)
+    ok = ~prob.artefact[idx]
+    res = {"tpot": out["tpot"] / r.tpot_s.to_numpy(),
+           "ttft": np.where(ok, out["ttft"] / r.ttft_s.to_numpy(), np.nan),
+           "thr": np.where(ok, out["thr_output"] / r.thr_output_per_gpu.to_numpy(), np.nan),
+           "ttft_all": out["ttft"] / r.ttft_s.to_numpy(),
+           "thr_all": out["thr_output"] / r.thr_output_per_gpu.to_numpy()}
+    if prob.mtp[idx].any():
+        c = prob.rows_multi(np.asarray(x)[None, :], idx)
+        c.m = np.zeros_like(c.m)
+        out0 = M.evaluate(c, prob.arch, prob.eff_multi(np.asarray(x)[None, :], idx), breakdown=False)
+        res["tpot_mtp0"] = out0["tpot"] / r.tpot_s.to_numpy()
+    else:
+        res["tpot_mtp0"] = res["tpot"]
+    return res
+
+
+def _summary(q: dict) -> dict:
+    ok = ~np.isnan(q["ttft"])
+    return {"n": int(len(q["tpot"])), "n_ttft": int(ok.sum()),
+            "tpot_mdape": _mdape(q["tpot"]), "ttft_mdape": _mdape(q["ttft"][ok]),
+            "throughput_mdape": _mdape(q["thr"][ok]),
+            "tpot_median_signed": float(np.median(q["tpot"] - 1) * 100),
+            "ttft_median_signed": float(np.median(q["ttft"][ok] - 1) * 100) if ok.any() else float("nan"),
+            "ttft_mdape_all_rows": _mdape(q["ttft_all"]),
+            "throughput_mdape_all_rows": _mdape(q["thr_all"]),
+            "tpot_mdape_all_mtp0": _mdape(q["tpot_mtp0"])}
 
 
 def errors(prob: Problem, x, idx) -> dict:
-    out = prob.predict(x, idx)
-    r = prob.rows.iloc[idx]
-    thr_pred = out["thr_output"]
-    return {"n": int(len(idx)), "tpot_mdape": _mdape(out["tpot"], r.tpot_s.to_numpy()),
-            "ttft_mdape": _mdape(out["ttft"], r.ttft_s.to_numpy()),
-            "throughput_mdape": _mdape(thr_pred, r.thr_output_per_gpu.to_numpy()),
-            "tpot_median_signed": float(np.median(out["tpot"] / r.tpot_s.to_numpy() - 1) * 100)}
+    return _summary(_ratios(prob, x, idx))
 
 
 def _catalog(catalog):
@@ -221,35 +313,59 @@ def _catalog(catalog):
     return catalog
 
 
-def validate(silicon_csv: Path | None = None, catalog=None, max_nfev: int = 40
+def validate(silicon_csv: Path | None = None, catalog=None, max_nfev: int = 40, **problem_kw
              ) -> tuple[pd.DataFrame, dict]:
-    """Leave-one-system-out: fit on the other systems, predict the held-out one."""
+    """Leave-one-system-out: fit on the other systems, predict the held-out one. Grouped factors
+    (per framework) of the held-out system come from the other systems' rows."""
     rows, stats = load_rows(silicon_csv)
-    prob = Problem(rows, _catalog(catalog))
+    prob = Problem(rows, _catalog(catalog), **problem_kw)
     systems = sorted(rows.system.unique())
-    table, pooled_pred = [], {}
-    all_t, all_f, all_h, all_idx = [], [], [], []
+    table, pooled = [], []
     for s in systems:
         test = np.flatnonzero(rows.system.to_numpy() == s)
         train = np.flatnonzero(rows.system.to_numpy() != s)
         x = _fit(prob, train, max_nfev)
-        e = errors(prob, x, test)
-        table.append({"system": s, "hardware": rows.hardware.iloc[test[0]], **e})
-        out = prob.predict(x, test)
-        r = rows.iloc[test]
-        all_t.append(out["tpot"] / r.tpot_s.to_numpy())
-        all_f.append(out["ttft"] / r.ttft_s.to_numpy())
-        all_h.append(out["thr_output"] / r.thr_output_per_gpu.to_numpy())
-    t, f, h = (np.concatenate(v) for v in (all_t, all_f, all_h))
+        q = _ratios(prob, x, test)
+        pooled.append(q)
+        table.append({"system": s, "hardware": rows.hardware.iloc[test[0]], **_summary(q)})
+    q = {k: np.concatenate([p[k] for p in pooled]) for k in pooled[0]}
     df = pd.DataFrame(table)
-    overall = {"n": int(len(t)), "tpot_mdape": float(np.median(np.abs(t - 1)) * 100),
-               "ttft_mdape": float(np.median(np.abs(f - 1)) * 100),
-               "throughput_mdape": float(np.median(np.abs(h - 1)) * 100),
-               "tpot_median_signed": float(np.median(t - 1) * 100),
+    overall = {**_summary(q),
                "systems_meeting_tpot_15": int((df.tpot_mdape <= 15).sum()),
                "systems_meeting_ttft_35": int((df.ttft_mdape <= 35).sum()),
-               "systems": len(df), "rows": stats}
+               "systems": len(df),
+               "ttft_artefact_rows": int(prob.artefact.sum()),
+               "mtp_rows": int(prob.mtp.sum()),
+               "rows": {**stats, "ttft_artefact_rows": int(prob.artefact.sum()),
+                        **{f"ttft_artefact_rows_{s}": int(prob.artefact[rows.system.to_numpy() == s].sum())
+                           for s in systems}}}
     return df, overall
+
+
+def ablations(silicon_csv: Path | None = None, catalog=None, max_nfev: int = 40) -> pd.DataFrame:
+    """The leave-one-system-out validation with one ingredient of the model removed at a time
+    (docs/simulator.md, "What each change is worth")."""
+    no_fw = {k: p[:3] + (None,) for k, p in PARAMS.items()}
+    no_treq = {k: p for k, p in PARAMS.items() if k != "t_req"}
+    fam_t_layer = dict(no_fw, t_layer=PARAMS["t_layer"][:3] + ("family",))
+    variants = [
+        ("this model (0.2.0)", {}),
+        ("without the MTP flag (every row MTP0)", {"mtp_mode": "none"}),
+        ("without the TTFT artefact rule", {"artefact_rule": False}),
+        ("without per-framework factors", {"params": no_fw}),
+        ("without t_req (agg. per-request TTFT cost)", {"params": no_treq}),
+        ("TTFT weight 0.5 (as 0.1.0)", {"ttft_weight": 0.5}),
+        ("per-family t_layer, no framework (as 0.1.0)", {"params": fam_t_layer}),
+    ]
+    out = []
+    for name, kw in variants:
+        df, ov = validate(silicon_csv, catalog, max_nfev, **kw)
+        out.append({"variant": name, **{k: ov[k] for k in (
+            "tpot_mdape", "ttft_mdape", "throughput_mdape", "ttft_mdape_all_rows",
+            "throughput_mdape_all_rows", "tpot_mdape_all_mtp0")},
+            **{f"tpot_{r.system}": r.tpot_mdape for r in df.itertuples()},
+            **{f"ttft_{r.system}": r.ttft_mdape for r in df.itertuples()}})
+    return pd.DataFrame(out)
 
 
 def default_calibration_path() -> Path:
@@ -267,38 +383,56 @@ def calibrate(silicon_csv: Path | None = None, out: Path | None = None, catalog=
     prob = Problem(rows, catalog)
     x = _fit(prob, np.arange(len(rows)), max_nfev=100)
     v = prob.values(x)
-    fam_rows = {f: sorted(rows.system[[FAMILY[h] == f for h in rows.hardware]].unique())
-                for f in FAMILIES}
-    factors = {"families": {}, "global": {}}
+    factors = {"families": {}, "frameworks": {}, "global": {}}
     for f in FAMILIES:
-        factors["families"][f] = {name: float(v[f"{name}:{f}"]) for name, p in PARAMS.items() if p[3]}
-        factors["families"][f]["fitted_on"] = fam_rows[f]
-    for name in PARAMS:   # per-family factors: this is their pooled value, used for other families
+        factors["families"][f] = {name: float(v[f"{name}:{f}"]) for name, p in PARAMS.items()
+                                  if p[3] == "family"}
+        factors["families"][f]["fitted_on"] = sorted(
+            rows.system[[FAMILY[h] == f for h in rows.hardware]].unique())
+    for fw in FRAMEWORKS:
+        factors["frameworks"][fw] = {name: float(v[f"{name}:{fw}"]) for name, p in PARAMS.items()
+                                     if p[3] == "framework"}
+        factors["frameworks"][fw]["fitted_on"] = sorted(
+            rows.system[rows.backend.map(framework_key) == fw].unique())
+        factors["frameworks"][fw]["rows"] = int((rows.backend.map(framework_key) == fw).sum())
+    for name in PARAMS:   # grouped factors: this is their pooled value (framework None, others)
         factors["global"][name] = float(v[name])
-    fit_err = errors(prob, x, np.arange(len(rows)))
-    per_sys_fit = {s: errors(prob, x, np.flatnonzero(rows.system.to_numpy() == s))
-                   for s in sorted(rows.system.unique())}
+    nuisance = {name: float(v[name]) for name in NUISANCE if name in v}
+    art = prob.artefact
     result = {
         "engine": "opx-sim",
         "fit_date": dt.date.today().isoformat(),
         "data_file": "shared/fixtures/aiconfigurator/silicon_sample.csv",
         "data_sha256": sha256(path),
         "calibration_model": CAL_MODEL,
-        "rows": stats,
+        "rows": {**stats, "ttft_artefact_rows": int(art.sum()),
+                 **{f"ttft_artefact_rows_{s}": int(art[rows.system.to_numpy() == s].sum())
+                    for s in sorted(rows.system.unique())}},
         "method": METHOD,
-        "priors": {k: {"prior": p[0], "low": p[1], "high": p[2], "per_family": p[3]}
+        "priors": {k: {"prior": p[0], "low": p[1], "high": p[2], "grouped_by": p[3]}
                    for k, p in PARAMS.items()},
         "families": {f: sorted(k for k, v2 in FAMILY.items() if v2 == f) for f in set(FAMILY.values())},
         "borrow": BORROW,
         "factors": factors,
-        "in_sample": {"overall": fit_err, "per_system": per_sys_fit},
+        "calibration_only": {
+            **nuisance, "mtp_depth": MTP_CAL_DEPTH, "mtp_mode": prob.mtp_mode,
+            "mtp_rows": int(prob.mtp.sum()),
+            "note": f"mtp_accept is the per-draft acceptance the MTP-suspect rows imply at "
+                    f"MTP{MTP_CAL_DEPTH}; it is not used by simulate() (SimKnobs.mtp_acceptance is)",
+            "ttft_artefact_rule": f"TTFT > {ARTEFACT_T0_S:g} s + C x ISL / ("
+                                  f"{ARTEFACT_TOKENS_PER_GPU_S:g} tok/s x prefill GPUs) with the "
+                                  f"decode pool able to hold all C sequences"},
+        "in_sample": {"overall": errors(prob, x, np.arange(len(rows))),
+                      "per_system": {s: errors(prob, x, np.flatnonzero(rows.system.to_numpy() == s))
+                                     for s in sorted(rows.system.unique())}},
         "regenerate": "python -m opx.simulate calibrate",
     }
     if with_validation:
         df, overall = validate(path, catalog)
         result["validation"] = {
             "method": "leave-one-system-out: fit without the system, predict its rows; MdAPE = "
-                      "median absolute percentage error",
+                      "median absolute percentage error; TTFT and throughput over rows whose TTFT "
+                      "is not a rule-9 artefact (the *_all_rows keys: every row)",
             "per_system": df.to_dict(orient="records"),
             "overall": {k: v2 for k, v2 in overall.items() if k != "rows"},
         }

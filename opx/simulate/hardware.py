@@ -6,9 +6,10 @@ from dataclasses import asdict, dataclass
 
 from models import Hardware
 
-# Family of each catalog slug. Efficiency factors (opx/simulate/calibration.py) are fitted per family
-# from the systems that have measured rows; a family without rows borrows another's factors
-# (BORROW) and says so in the result's parameters.
+# Family of each catalog slug. The calibration (opx/simulate/calibration.py) can fit a factor per
+# family from the systems that have measured rows (none is, at present: every per-family factor
+# tried made the held-out errors worse); a family without rows would borrow another's (BORROW).
+# A result's parameters say which systems its factors were fitted on.
 FAMILY = {
     "h100": "hopper", "h200": "hopper",
     "b200": "blackwell", "gb200-nvl72": "blackwell",

@@ -40,6 +40,9 @@ class Eff:
     burst_disagg: float = 0.2     # same for disaggregated prefill pools
     ttft_fixed_agg: float = 0.05  # TTFT: fixed latency (HTTP, tokenizer, scheduler), s
     ttft_fixed_disagg: float = 0.1  # same with the extra hops of disaggregation, s
+    t_req: float = 0.0            # TTFT, aggregated: host-side cost per request in flight on the
+                                  # engine that also prefills (streaming, detokenization,
+                                  # scheduler bookkeeping), s per request
 
     def take(self, idx: np.ndarray | None = None) -> "Eff":
         if idx is None:
@@ -257,9 +260,11 @@ def evaluate(c, a: Arch, e: Eff, iterations: int = 4, breakdown: bool = True) ->
     # closed-loop bursts: requests finish (and return) in partly synchronized waves, so a new request
     # finds others queued for prefill: the wait is a share of the time to prefill every in-flight
     # request once (C s_req / n_pf). A burst-free M/D/1 queue alone misses measured TTFT by 2-5x.
+    # Aggregated engines add a host-side cost per request in flight (t_req x C per instance): the
+    # process that schedules the new prefill is also streaming every running request.
     drain = C * s_req / n_pf
     burst = (np.where(agg, e.burst_agg, e.burst_disagg) * drain
-             + np.where(agg, e.ttft_fixed_agg, e.ttft_fixed_disagg))
+             + np.where(agg, e.t_req * C / c.n_d + e.ttft_fixed_agg, e.ttft_fixed_disagg))
     B = np.minimum(C / c.n_d, cap)
     for it in range(iterations):
         st = decode_step(B, ctx, c, a, e)

@@ -16,6 +16,23 @@ Rules (docs/simulator.md, "Calibration data"):
 6. Disaggregated rows without prefill and decode worker counts are dropped: the decode batch per GPU
    cannot be known.
 7. Sequence lengths: InferenceX draws lengths in [0.8 L, L], so the mean is 0.9 x the label.
+
+Flags (rows are kept; docs/simulator.md, "Calibration data", says how the fit uses them):
+8. `mtp_suspect`: the file does not record MTP. A TensorRT-LLM measurement that exists only in the
+   `source_file=` CSVs (no db-dump copy) is flagged. Evidence, model-free (`mtp_pair_evidence_*`):
+   for configurations measured both ways (same system, backend, precision, ISL/OSL, layout and
+   concurrency), the db-dump TPOT is 1.61x the source-file-only one in the median of 65
+   TensorRT-LLM pairs (1.71x at C <= 8 falling to 1.32x above C = 128, the signature of MTP, whose
+   gain shrinks as decode becomes compute-bound), but only 1.23x in the 11 SGLang pairs (a software
+   version difference, not MTP), so SGLang rows are not flagged. The flag is provenance, not a fit
+   result.
+9. `ttft_artefact` (set in calibration.py, which has the model accounting): a closed loop of C
+   requests cannot make a request wait for more than the other requests' prefills. A row whose
+   TTFT exceeds 1 s + C x ISL / (1,000 tokens/s x prefill GPUs) while its decode pool can hold all
+   C sequences (KV capacity from the fixed accounting) is a stall or warm-up artefact: its TTFT
+   (and the throughput derived from it) is left out of the fit and of the TTFT error, its TPOT is
+   kept. The constants are fixed a priori (1,000 prompt tokens/s per GPU is a small fraction of
+   what any system here prefills), not fitted.
 """
 from __future__ import annotations
 
@@ -123,8 +140,24 @@ def load_rows(path: Path | None = None) -> tuple[pd.DataFrame, dict]:
             "p_tp": pl[0], "p_dp": pl[1], "p_ep": pl[2], "p_moetp": pl[3], "n_p": n_p, "agg": agg,
             "ttft_s": r.silicon_ttft_ms / 1e3, "tpot_s": r.silicon_tpot_ms / 1e3,
             "source": str(r.silicon_data_source).split(";")[0],
+            "from_dump": bool(r.is_dump),
         })
     rows = pd.DataFrame(out)
+    # rule 8: provenance flag for hidden MTP, with the pair evidence that motivates it
+    rows["mtp_suspect"] = ~rows.from_dump & (rows.backend == "trtllm")
+    same = ["system", "backend", "precision", "isl_label", "osl_label", "d_tp", "d_dp", "d_ep",
+            "d_moetp", "d_pp", "n_d", "p_tp", "p_dp", "p_ep", "p_moetp", "n_p", "agg", "conc"]
+    grp = rows.groupby(same)
+    both = (grp.tpot_s.transform("size") == 2) & (grp.from_dump.transform("nunique") == 2)
+    pairs = rows[both]
+    for backend, d in pairs.groupby("backend"):
+        key = d[same].astype(str).agg("|".join, axis=1)
+        dump = d[d.from_dump].set_index(key[d.from_dump]).tpot_s
+        src = d[~d.from_dump].set_index(key[~d.from_dump]).tpot_s
+        ratio = (dump / src.reindex(dump.index)).dropna()
+        stats[f"mtp_pair_evidence_{backend}_pairs"] = int(len(ratio))
+        stats[f"mtp_pair_evidence_{backend}_median_dump_over_source_tpot"] = round(float(ratio.median()), 3)
+    stats["mtp_suspect_rows"] = int(rows.mtp_suspect.sum())
     stats["rows_used"] = len(rows)
     for sysname, n in rows.system.value_counts().items():
         stats[f"rows_used_{sysname}"] = int(n)

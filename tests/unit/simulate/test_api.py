@@ -158,6 +158,24 @@ def test_mtp_raises_interactivity_at_low_load(catalog):
     assert 1.2 < ratio < 1.8          # tau = 1.8 tokens per step, at the price of a wider step
 
 
+def test_framework_knob(catalog):
+    kw = dict(layout="TEP8", concurrencies=(4, 64, 256))
+    res = {fw: simulate("b200", "deepseek-r1", "1k1k", 8, SimKnobs(framework=fw, **kw), catalog)
+           for fw in (None, "trtllm", "sglang", "vllm")}
+    assert res[None].parameters["framework"] is None
+    assert res["sglang"].parameters["framework"] == "sglang"
+    assert res["sglang"].parameters["knobs"]["framework"] == "sglang"
+    assert "'sglang' factors" in res["sglang"].parameters["efficiency"]["framework_factors"]
+    assert "pooled" in res[None].parameters["efficiency"]["framework_factors"]
+    assert res["vllm"].parameters["efficiency"]["framework_factors"].startswith("EXTRAPOLATED")
+    ttft = {fw: r.points_frame().ttft_p50_s.to_numpy() for fw, r in res.items()}
+    # the calibration finds SGLang's aggregated closed-loop TTFT burstier than TensorRT-LLM's
+    assert ttft["sglang"][-1] > ttft["trtllm"][-1]
+    assert np.allclose(ttft[None], ttft["vllm"])          # no vLLM rows: the pooled factors
+    with pytest.raises(ValueError, match="framework"):
+        simulate("b200", "deepseek-r1", "1k1k", 8, SimKnobs(framework="tgi", **kw), catalog)
+
+
 def test_rubin_assumptions_labelled(catalog):
     r = simulate("vr-nvl72", "deepseek-v4.1-flash", "agentx", None,
                  SimKnobs(layout="DEP8", fp4_dense_pflops=50, concurrencies=(64,)), catalog)

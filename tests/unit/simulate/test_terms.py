@@ -106,3 +106,15 @@ def test_prefill_new_tokens_after_prefix_hits(catalog, r1):
     full = M.prefill_batch_time(np.array([8.0]), _row(catalog, isl=8000), r1, IDEAL)
     cached = M.prefill_batch_time(np.array([8.0]), _row(catalog, isl=8000, hit=0.9), r1, IDEAL)
     assert cached[0] < full[0] / 3
+
+
+def test_per_request_ttft_cost_is_aggregated_only(catalog, r1):
+    """t_req adds host-side time per request in flight to an aggregated engine's TTFT only."""
+    base = dict(q_wait=0.1, burst_agg=0.1, burst_disagg=0.1, ttft_fixed_agg=0.1, ttft_fixed_disagg=0.1)
+    e0, e1 = M.Eff(**base), M.Eff(**base, t_req=2e-3)
+    agg = _row(catalog, conc=64, osl=1000)
+    dis = _row(catalog, conc=64, osl=1000, agg=0, n_p=1)
+    a0, a1 = M.evaluate(agg, r1, e0)["ttft"][0], M.evaluate(agg, r1, e1)["ttft"][0]
+    assert a1 > a0 + 0.05                                # ~64 x 2 ms, less closed-loop feedback
+    d0, d1 = M.evaluate(dis, r1, e0)["ttft"][0], M.evaluate(dis, r1, e1)["ttft"][0]
+    assert d1 == pytest.approx(d0)
