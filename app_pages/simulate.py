@@ -5,7 +5,7 @@ from urllib.parse import urlencode
 import streamlit as st
 
 from models import ViewState
-from models.simulate_view import KV_TIERS, PRECISIONS, SimulateState
+from models.simulate_view import FRAMEWORKS, KV_TIERS, PRECISIONS, SimulateState
 from opx import metrics, store
 from opx.charts import simulate_chart
 from opx.errors import OpxError
@@ -40,6 +40,9 @@ with st.sidebar:
                     step=0.01, key=f"{PREFIX}hit")
     st.radio("KV offload tier", KV_TIERS, key=f"{PREFIX}kv", horizontal=True)
     st.selectbox("Precision", PRECISIONS, key=f"{PREFIX}precision")
+    st.selectbox("Serving framework (calibration factors)", FRAMEWORKS, key=f"{PREFIX}framework",
+                 help="pooled: factors fitted on every framework; vLLM has no calibration rows "
+                      "and gets the pooled factors.")
     st.number_input("Dense FP4 PFLOPS per GPU (empty = catalog)", 0.1, 1000.0, value=None,
                     key=f"{PREFIX}fp4")
     st.number_input("HBM TB/s per GPU (empty = catalog)", 0.1, 1000.0, value=None,

@@ -10,6 +10,7 @@ from models.view import SlugResolver, _getter, format_number
 
 KV_TIERS = ("none", "pool")
 PRECISIONS = ("auto", "fp4", "fp8", "bf16")
+FRAMEWORKS = ("pooled", "trtllm", "sglang", "vllm")
 
 
 class SimulateState(BaseModel):
@@ -25,6 +26,7 @@ class SimulateState(BaseModel):
     hit: float | None = Field(default=None, ge=0, lt=1)     # None = the workload's
     kv: str = "none"
     precision: str = "auto"
+    framework: str = "pooled"                               # calibration factors to use
     fp4: float | None = Field(default=None, gt=0, le=1000)  # override dense FP4 PFLOPS
     hbm: float | None = Field(default=None, gt=0, le=1000)  # override HBM TB/s
 
@@ -68,7 +70,8 @@ class SimulateState(BaseModel):
             except ValueError:
                 notices.append(f"`{name}={raw}` in the link is out of range or not a number; "
                                "it was ignored.")
-        for name, allowed in (("kv", KV_TIERS), ("precision", PRECISIONS)):
+        for name, allowed in (("kv", KV_TIERS), ("precision", PRECISIONS),
+                              ("framework", FRAMEWORKS)):
             raw = get(name)
             if raw is None:
                 continue

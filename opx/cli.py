@@ -66,6 +66,8 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--prefix-hit-rate", type=float, help="default: the workload's")
     sim.add_argument("--precision", choices=("fp4", "fp8", "bf16"))
     sim.add_argument("--kv-offload", choices=("none", "pool"), default="none")
+    sim.add_argument("--framework", choices=("trtllm", "sglang", "vllm"),
+                     help="calibration factors of this serving framework (default: pooled)")
     sim.add_argument("--fp4-pflops", type=float, help="override dense FP4 PFLOPS per GPU")
     sim.add_argument("--hbm-tb-s", type=float, help="override HBM bandwidth per GPU")
     sim.add_argument("--save", action="store_true", help="store each layout's curve as a run")
@@ -236,7 +238,8 @@ def cmd_simulate(args) -> int:
     knobs = api.SimKnobs(layout=args.layout, mtp_depth=args.mtp_depth,
                          mtp_acceptance=args.mtp_acceptance, prefix_hit_rate=args.prefix_hit_rate,
                          fp4_dense_pflops=args.fp4_pflops, hbm_tb_s=args.hbm_tb_s,
-                         kv_offload=args.kv_offload, precision=args.precision)
+                         kv_offload=args.kv_offload, precision=args.precision,
+                         framework=args.framework)
     try:
         result = api.simulate(args.hardware, args.model, args.workload, args.gpus, knobs,
                               load_catalog())

@@ -88,7 +88,8 @@ def simulation(state_json: str):
     s = SimulateState.model_validate_json(state_json)
     knobs = api.SimKnobs(layout=s.layout or None, mtp_depth=s.mtp, mtp_acceptance=s.accept,
                          prefix_hit_rate=s.hit, fp4_dense_pflops=s.fp4, hbm_tb_s=s.hbm,
-                         kv_offload=s.kv, precision=None if s.precision == "auto" else s.precision)
+                         kv_offload=s.kv, precision=None if s.precision == "auto" else s.precision,
+                         framework=None if s.framework == "pooled" else s.framework)
     return api.simulate(s.hw, s.model, s.workload, s.gpus or None, knobs, catalog())
 
 

@@ -53,3 +53,14 @@ def test_every_export_format_is_in_the_readme(fmt):
     from opx.export import FORMATS
     assert fmt in FORMATS
     assert fmt in (ROOT / "README.md").read_text()
+
+
+def _sim_fields():
+    from models.simulate_view import SIM_FIELDS
+    return list(SIM_FIELDS)
+
+
+@pytest.mark.parametrize("param", _sim_fields())
+def test_every_simulate_parameter_is_documented(param):
+    text = _doc("url-params.md").split("## Simulate", 1)[1].split("\n## ", 1)[0]
+    assert f"`{param}`" in text, param
