@@ -4,7 +4,7 @@ PY := $(VENV)/bin/python
 DB ?= $(or $(OPX_DB),data/opx.duckdb)
 PORT ?= 8501
 
-.PHONY: run test test-unit test-e2e db clean
+.PHONY: run test test-unit test-e2e db bench clean
 
 $(VENV)/.app-installed: requirements.txt
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "error: $(PYTHON) not found; set PYTHON=/path/to/python3.11"; exit 1; }
@@ -31,6 +31,9 @@ test: $(VENV)/.dev-installed
 
 test-unit: $(VENV)/.dev-installed
 	$(PY) -m pytest tests/unit tests/app
+
+bench: $(VENV)/.dev-installed
+	$(PY) bench/run_all.py
 
 clean:
 	rm -rf $(VENV) $(DB) $(DB).wal .pytest_cache

@@ -1,6 +1,6 @@
 """Time one system's full simulator search (layouts x P:D splits x MTP x ~20 concurrencies).
 
-    .venv/bin/python bench/bench_simulator.py [hardware] [model] [workload]
+    .venv/bin/python bench/bench_simulator.py [hardware] [model] [workload] [--json FILE]
 
 Prints the seconds per search and, when the `aiconfigurator` package is importable, the ratio to
 its equivalent search (AIConfigurator's `cli default` on the same system, model and ISL/OSL)."""
@@ -50,7 +50,33 @@ def time_aic(hw: str, workload: str) -> float | None:
     return time.perf_counter() - t
 
 
+TARGET_SECONDS = 1.0        # "at most about a second" per full search
+
+
+def figures(argv: list[str]) -> list:
+    """The figures for bench/run_all.py (seconds per search; the ratio when AIConfigurator is
+    installed)."""
+    from _common import Figure
+    argv = [a for a in argv if not a.startswith("--")]
+    hw, model, workload = (argv + ["gb300-nvl72", "deepseek-r1", "1k1k"][len(argv):])[:3]
+    seconds, search = time_opx(hw, model, workload)
+    out = [Figure("simulator", f"one full configuration search ({hw}, {model}, {workload})",
+                  seconds, "s", f"<= ~{TARGET_SECONDS:g} s", seconds <= TARGET_SECONDS * 1.2,
+                  f"{search['layouts_evaluated']} layouts, {search['rows_evaluated']} operating "
+                  "points, MTP 0-3, best of 3")]
+    aic = time_aic(hw, workload)
+    out.append(Figure("simulator", "AIConfigurator's search ÷ opx-sim's, same inputs",
+                      None if aic is None else aic / seconds, "x",
+                      detail="aiconfigurator not installed (pip install aiconfigurator); no ratio"
+                      if aic is None else f"aiconfigurator {aic:.1f} s"))
+    return out
+
+
 def main(argv: list[str]) -> None:
+    if "--json" in argv:
+        from _common import emit
+        emit(figures(argv[:argv.index("--json")]), argv)
+        return
     hw = argv[0] if argv else "gb300-nvl72"
     model = argv[1] if len(argv) > 1 else "deepseek-r1"
     workload = argv[2] if len(argv) > 2 else "1k1k"

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -72,16 +73,42 @@ class Record:
 _BARE_INFINITY = re.compile(r"(?<![\"\w])(-?)Infinity(?![\"\w])")
 
 
+# Detection asks several sniffers about one file, and most of them decode it: the last text
+# decoded (per thread) is remembered, so a file is decoded once for detection and parsing. The
+# core forgets it when the file is done. Callers must not modify what they get back.
+_decoded = threading.local()
+
+
 def loads_lenient(text: str, where: str = "json") -> Any:
     """JSON that also accepts SGLang's bare `Infinity` / `NaN` tokens (Python's json does)."""
+    last = getattr(_decoded, "entry", None)
+    if last is not None and last[0] is text:
+        return last[1]
     try:
-        return json.loads(text)
+        value = json.loads(text)
     except json.JSONDecodeError as exc:
         raise FormatError(f"line {exc.lineno}", f"not valid JSON ({exc.msg})") from None
+    _decoded.entry = (text, value)
+    return value
+
+
+def already_decoded(text: str) -> tuple[bool, Any]:
+    """(True, value) when `text` (this very string) was decoded whole by `loads_lenient`."""
+    last = getattr(_decoded, "entry", None)
+    if last is not None and last[0] is text:
+        return True, last[1]
+    return False, None
+
+
+def forget_decoded() -> None:
+    _decoded.entry = None
 
 
 def loads_lines(text: str) -> list[Any]:
     """Several JSON documents one after another (`--append-result`, JSONL): objects in order."""
+    found, value = already_decoded(text)
+    if found:
+        return [value]          # the text is exactly one document
     decoder = json.JSONDecoder()
     out, i, n = [], 0, len(text)
     while True:
@@ -101,6 +128,11 @@ def number(value: Any, where: str, *, allow_inf: bool = False, minimum: float | 
            ) -> float | None:
     """A number from a file: accepts ints, floats, numeric strings ("1,234.5", "550"), `inf`.
     None / "" give None. NaN, negatives (below `minimum`) and non-numbers raise FormatError."""
+    kind = type(value)
+    if (kind is float or kind is int) and math.isfinite(value):     # the common case, quickly
+        if minimum is not None and value < minimum:
+            raise FormatError(where, f"is {float(value):g}, below {minimum:g}")
+        return float(value)
     if value is None or (isinstance(value, str) and value.strip() in ("", "-", "N/A", "null")):
         return None
     if isinstance(value, bool):

@@ -10,6 +10,8 @@ import datetime as dt
 import hashlib
 import importlib
 import json
+import os
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,7 +22,7 @@ from pydantic import ValidationError
 from models import Catalog, Deployment, Point, Run
 from opx.catalog import slugify
 from opx.errors import OpxError
-from opx.ingest.base import PER_GPU_KEYS, FormatError, Record
+from opx.ingest.base import PER_GPU_KEYS, FormatError, Record, forget_decoded
 
 # Files above this size are refused before they are read: result files are kilobytes to a few
 # megabytes; the largest real one we know (AIConfigurator's silicon_sample.csv) is under 2 MB.
@@ -39,8 +41,13 @@ META_RUN_KEYS = {"hardware": "hardware", "gpus": "gpus_total", "model": "model",
 WORKLOAD_TOLERANCE = 0.03    # measured mean ISL/OSL within 3% of a catalog workload's match it
 
 
+_FORMATS: list[Any] = []
+
+
 def formats() -> list[Any]:
-    """The format modules that exist, in detection order."""
+    """The format modules that exist, in detection order (looked up once)."""
+    if _FORMATS:
+        return list(_FORMATS)
     found = []
     for name in FORMAT_MODULES:
         try:
@@ -48,7 +55,8 @@ def formats() -> list[Any]:
         except ModuleNotFoundError as exc:
             if exc.name != f"opx.ingest.{name}":
                 raise
-    return found
+    _FORMATS[:] = found
+    return list(found)
 
 
 def format_names() -> list[str]:
@@ -108,8 +116,12 @@ def collect_files(paths: Iterable[str | Path]) -> tuple[list[Path], list[FileRes
     for raw in paths:
         p = Path(raw)
         if p.is_dir():
-            files.extend(sorted(f for f in p.rglob("*") if f.is_file()
-                                and not any(part.startswith(".") for part in f.relative_to(p).parts)))
+            found = []
+            for root, dirs, names in os.walk(p):     # symlinked folders are not followed
+                dirs[:] = [d for d in dirs if not d.startswith(".")]
+                found.extend(os.path.join(root, n) for n in names if not n.startswith("."))
+            files.extend(sorted((Path(f) for f in found if os.path.isfile(f)),
+                                key=lambda f: f.parts))
         elif p.is_file():
             files.append(p)
         else:
@@ -161,14 +173,15 @@ def detect(path: Path, text: str, forced: str | None = None):
 def parse_file(path: Path, options: IngestOptions, catalog: Catalog,
                data: bytes | None = None, display_name: str | None = None) -> FileResult:
     """Everything short of writing: the runs a file would add, or its error."""
-    result = FileResult(Path(display_name or path))
+    shown_path = Path(display_name) if display_name else path
+    result = FileResult(shown_path)
     shown = display_name or str(path)
     try:
         text, digest = read_text(path, data)
-        module = detect(Path(shown), text, options.format)
+        module = detect(shown_path, text, options.format)
         result.format = module.NAME
         try:
-            records = module.parse(Path(shown), text)
+            records = module.parse(shown_path, text)
         except FormatError as exc:
             raise OpxError(shown, exc.where, exc.problem) from None
         except (ValueError, TypeError, KeyError, AttributeError, IndexError) as exc:
@@ -176,19 +189,24 @@ def parse_file(path: Path, options: IngestOptions, catalog: Catalog,
             raise OpxError(shown, "structure", f"unexpected content for {module.NAME} ({exc})") from None
         if not records:
             raise OpxError(shown, "file", f"holds no results ({module.NAME})")
-        source = f"{Path(shown).name} (sha256 {digest})"
+        source = f"{shown_path.name} (sha256 {digest})"
         result.runs = build_runs(shown, records, options, catalog, source, result.notices)
         result.notices = list(dict.fromkeys(result.notices))
     except OpxError as exc:
         result.error = str(exc)
+    finally:
+        forget_decoded()
     return result
 
 
 def build_runs(shown: str, records: Sequence[Record], options: IngestOptions, catalog: Catalog,
                source: str, notices: list[str]) -> list[Run]:
     groups: dict[str, list[Record]] = {}
-    for rec in records:
-        groups.setdefault(json.dumps(rec.run, sort_keys=True, default=str), []).append(rec)
+    if len(records) == 1:
+        groups[""] = list(records)
+    else:
+        for rec in records:
+            groups.setdefault(json.dumps(rec.run, sort_keys=True, default=str), []).append(rec)
     overrides = options.run_overrides()
     runs = []
     for recs in groups.values():
@@ -238,12 +256,32 @@ def _need(shown: str, facts: dict, key: str, flag: str, meta_key: str) -> Any:
 def _slug(shown: str, kind: str, spelling: Any, resolve: Callable[[str], str | None],
           notices: list[str], path_like: bool = False) -> str:
     spelling = str(spelling)
-    slug = resolve(spelling)
+    slug = _resolved(resolve, spelling)
     if slug:
         return slug
     slug = slugify(spelling, last_path_part=path_like)
     notices.append(f"{kind} `{spelling}` is not in the catalog; stored as `{slug}`")
     return slug
+
+
+# Catalog look-ups by spelling, remembered per catalog: an import of thousands of files asks
+# the same few spellings again and again. A catalog is immutable (a frozen model).
+_RESOLVED: dict[int, tuple[Catalog, dict[tuple[str, str], str | None]]] = {}
+
+
+def _resolved(resolve: Callable[[str], str | None], spelling: str) -> str | None:
+    owner = getattr(resolve, "__self__", None)
+    if not isinstance(owner, Catalog):
+        return resolve(spelling)
+    entry = _RESOLVED.get(id(owner))
+    if entry is None or entry[0] is not owner:
+        if len(_RESOLVED) >= 8:
+            _RESOLVED.clear()
+        entry = _RESOLVED[id(owner)] = (owner, {})
+    key = (resolve.__name__, spelling)
+    if key not in entry[1]:
+        entry[1][key] = resolve(spelling)
+    return entry[1][key]
 
 
 def _int_fact(shown: str, facts: dict, key: str) -> int | None:
@@ -290,12 +328,20 @@ def _workload(shown: str, facts: dict, catalog: Catalog, notices: list[str]) -> 
                                       "pass --workload or --meta workload=...")
 
 
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}", re.ASCII)
+
+
 def _date(shown: str, value: Any) -> dt.date | None:
     if value in (None, ""):
         return None
     if isinstance(value, dt.date):
         return value
     text = str(value).strip()
+    if _ISO_DATE.match(text):               # the usual spelling, without strptime's cost
+        try:
+            return dt.date(int(text[:4]), int(text[5:7]), int(text[8:10]))
+        except ValueError:
+            pass
     for candidate in (text[:10], text[:8]):
         for fmt in ("%Y-%m-%d", "%Y%m%d"):
             try:

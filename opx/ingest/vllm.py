@@ -8,14 +8,15 @@ mapping and the reasons behind each choice are in docs/formats/vllm.md.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 import math
 import re
 from pathlib import Path
 from typing import Any, Callable
 
-from opx.ingest.base import (FormatError, Record, check_percentile_order, integer, loads_lines,
-                             ms_to_s, number, positive_or_none)
+from opx.ingest.base import (FormatError, Record, check_percentile_order, integer, loads_lenient,
+                             loads_lines, ms_to_s, number, positive_or_none)
 
 NAME = "vllm"
 DESCRIPTION = ("vLLM `vllm bench serve --save-result` JSON, incl. --append-result files and "
@@ -28,6 +29,8 @@ KEPT_PERCENTILES = {50.0: "p50", 90.0: "p90", 99.0: "p99"}
 PERCENTILE_KEY = re.compile(r"^p(\d+(?:\.\d+)?)_(\w+)_ms$")
 SUMMARY_KEY = re.compile(r"^(mean|median)_(\w+)_ms$")
 LATENCY_STATISTIC_KEY = re.compile(r"_(ttft|tpot|itl|e2el|latency)_ms$")
+
+_DATE_STAMP = re.compile(r"\d{8}-\d{6}", re.ASCII)
 
 # String-valued keys vLLM writes itself. `--metadata k=v` stores its values as strings at the top
 # level, so any other string-valued top-level key is user metadata.
@@ -58,14 +61,22 @@ def sniff(path: Path, text: str) -> bool:
     SGLang never writes) and a latency statistic such as `p99_ttft_ms`. Only the first document
     is decoded."""
     try:
-        first, _ = json.JSONDecoder().raw_decode(text.lstrip())
-    except (ValueError, RecursionError):
-        return False
+        first = loads_lenient(text)      # a plain result file: decoded once for every sniffer
+    except (FormatError, RecursionError):
+        try:
+            first, _ = json.JSONDecoder().raw_decode(text.lstrip())   # --append-result: several
+        except (ValueError, RecursionError):
+            return False
     if isinstance(first, list) and first:
         first = first[0]
     return (isinstance(first, dict) and "completed" in first
             and ("model_id" in first or "num_prompts" in first)
-            and any(LATENCY_STATISTIC_KEY.search(key) for key in first))
+            and any(_is_latency_statistic(key) for key in first))
+
+
+@functools.lru_cache(maxsize=4096)
+def _is_latency_statistic(key: str) -> bool:
+    return bool(LATENCY_STATISTIC_KEY.search(key))
 
 
 def parse(path: Path, text: str) -> list[Record]:
@@ -151,6 +162,7 @@ def _latencies(result: dict[str, Any], at: Callable[[str], str]) -> dict[str, fl
     return {**from_median, **explicit}
 
 
+@functools.lru_cache(maxsize=4096)
 def _latency_field(key: str) -> tuple[str | None, bool]:
     """(`tpot_p99_s`, False) for `p99_tpot_ms`, (`tpot_p50_s`, True) for `median_tpot_ms`,
     (None, False) for anything not kept (ITL, p99.9, std, queue times)."""
@@ -228,8 +240,15 @@ def _framework(result: dict[str, Any]) -> str:
 
 def _iso_date(value: Any, where: str) -> str:
     """`20240917-123456` (local time, no zone) -> `2024-09-17`."""
+    text = str(value)
+    if _DATE_STAMP.fullmatch(text):          # the usual spelling, without strptime's cost
+        try:
+            return dt.datetime(int(text[:4]), int(text[4:6]), int(text[6:8]), int(text[9:11]),
+                               int(text[11:13]), int(text[13:15])).date().isoformat()
+        except ValueError:
+            pass                              # e.g. month 13: strptime says what is wrong
     try:
-        return dt.datetime.strptime(str(value), "%Y%m%d-%H%M%S").date().isoformat()
+        return dt.datetime.strptime(text, "%Y%m%d-%H%M%S").date().isoformat()
     except ValueError:
         raise FormatError(where, f"expected YYYYMMDD-HHMMSS, got {value!r}") from None
 

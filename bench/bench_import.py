@@ -1,0 +1,83 @@
+"""Import speed: files per second importing a folder of 10,000 vLLM result files, against merely
+`json.load`-ing the same files, in one run.
+
+    .venv/bin/python bench/bench_import.py [--files N] [--profile] [--json FILE]
+
+The files (bench/vllm_files.py) are shaped like the vLLM fixtures in ../shared/fixtures/vllm and
+carry `--metadata hardware=... gpus=... model=...`, so they import without flags. The import is
+`opx.importer.import_files` on the folder (finding the files, detecting, parsing, validating,
+writing) into a fresh database; module imports and the catalog are loaded before the clock starts.
+A second import of the same folder must add nothing. `--profile` prints a pyinstrument profile of
+the import (pip install pyinstrument).
+"""
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+from _common import Figure, Timer, arg_int, emit
+
+from opx import store
+from opx.catalog import load_catalog
+from opx.importer import import_files
+from opx.ingest.core import IngestOptions
+
+import vllm_files
+
+TARGET = 0.5        # import at least half as fast as json.load
+
+
+def json_load_seconds(files: list[Path]) -> float:
+    with Timer() as t:
+        for f in files:
+            with open(f, encoding="utf-8") as fh:
+                json.load(fh)
+    return t.seconds
+
+
+def main(argv: list[str]) -> list[Figure]:
+    n = arg_int(argv, "--files", 10_000)
+    catalog = load_catalog()
+    with tempfile.TemporaryDirectory(prefix="opx-bench-import-") as tmp:
+        folder = Path(tmp) / "results"
+        files = vllm_files.write_files(folder, n)
+        db = Path(tmp) / "opx.duckdb"
+        with store.writing(db):
+            pass                                   # an empty, current database
+        json_before = json_load_seconds(files)
+        profiler = None
+        if "--profile" in argv:
+            from pyinstrument import Profiler
+            profiler = Profiler()
+            profiler.start()
+        with Timer() as first:
+            results = import_files([folder], IngestOptions(), db, catalog)
+        if profiler:
+            profiler.stop()
+        json_after = json_load_seconds(files)
+        with Timer() as again:
+            second = import_files([folder], IngestOptions(), db, catalog)
+        with store.reading(db) as con:
+            runs, points = store.count_runs(con)
+
+    refused = [r.error for r in results if not r.ok]
+    json_s = min(json_before, json_after)          # the faster pass: the stricter comparison
+    ratio = (n / first.seconds) / (n / json_s)
+    unchanged = all(r.ok and r.runs_added == 0 and r.points_added == 0 for r in second)
+    detail = (f"{n} files: import {first.seconds:.2f} s ({n / first.seconds:,.0f} files/s), "
+              f"json.load {json_s:.2f} s ({n / json_s:,.0f} files/s; passes {json_before:.2f} / "
+              f"{json_after:.2f} s); stored {runs} runs, {points} points; "
+              f"{len(refused)} refused; re-import {again.seconds:.2f} s, "
+              f"{'changed nothing' if unchanged else 'CHANGED THE DATABASE'}")
+    if refused:
+        detail += f"; first refusal: {refused[0]}"
+    if profiler:
+        print(profiler.output_text(unicode=True, color=False))
+    return [Figure("import", "import files/s ÷ json.load files/s", ratio, "x",
+                   f">= {TARGET}", ratio >= TARGET and not refused and unchanged, detail)]
+
+
+if __name__ == "__main__":
+    emit(main(sys.argv[1:]), sys.argv[1:])
