@@ -72,11 +72,11 @@ def explorer_chart(view: ExplorerView, catalog: Catalog, link: str = "",
     layers: list[alt.Chart] = []
     env = pts[pts.on_envelope] if not pts.empty else pts
     if state.runs and not pts.empty:
-        runs = pts[pts.on_run_frontier]
+        runs = pts[pts.kind != "other"]       # each run's frontier (envelope points included)
         layers.append(alt.Chart(runs).mark_line(strokeWidth=1, opacity=0.45).encode(
             x=x_enc, y=y_enc, color=color, detail="run_id:N", order="x:Q"))
     if state.points and not pts.empty:
-        others = pts[~pts.on_envelope]
+        others = pts[pts.kind == "other"]
         layers.append(alt.Chart(others).mark_point(size=28, opacity=0.45, filled=True).encode(
             x=x_enc, y=y_enc, color=color, shape=shape, tooltip=tooltip))
     if not env.empty:

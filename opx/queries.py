@@ -67,17 +67,18 @@ def chart_points(con: duckdb.DuckDBPyConnection, f: Filters, run_curves: bool = 
                   {frontier_flag_sql('run_id', tiebreak='seq')} AS on_run_frontier
         FROM base WHERE x IS NOT NULL AND y IS NOT NULL
     ),
-    envelope AS (SELECT * FROM flagged WHERE on_envelope),
+    envelope AS (SELECT *, 'envelope' AS kind FROM flagged WHERE on_envelope),
     run_curves AS (
-        SELECT * EXCLUDE (rn, rcnt, total) FROM (
-            SELECT *, row_number() OVER (PARTITION BY run_id ORDER BY x) AS rn,
-                   count(*) OVER (PARTITION BY run_id) AS rcnt, count(*) OVER () AS total
+        -- thinned evenly over all run-curve points (not within each run), so thousands of runs
+        -- still send at most about max_run marks
+        SELECT * EXCLUDE (gn, total), 'run' AS kind FROM (
+            SELECT *, row_number() OVER (ORDER BY run_id, x) AS gn, count(*) OVER () AS total
             FROM flagged WHERE $run_curves AND on_run_frontier AND NOT on_envelope)
-        WHERE total <= $max_run OR (rn - 1) % ceil(total / $max_run) = 0
+        WHERE total <= $max_run OR (gn - 1) % ceil(total / $max_run) = 0
     ),
     kept AS (SELECT * FROM envelope UNION ALL SELECT * FROM run_curves),
     others AS (
-        SELECT * FROM flagged
+        SELECT *, 'other' AS kind FROM flagged
         WHERE $other_points AND NOT on_envelope AND NOT ($run_curves AND on_run_frontier)
         ORDER BY hash(run_id, seq) LIMIT $max_other
     )
@@ -208,10 +209,16 @@ def points_near_concurrency(con: duckdb.DuckDBPyConnection, f: Filters, conc: fl
     return con.execute(sql, f.params() | {"conc": float(conc), "tol": float(tolerance)}).df()
 
 
-def dated_run_points(con: duckdb.DuckDBPyConnection, f: Filters) -> pd.DataFrame:
-    """Drawable points of runs that carry a date (for value-over-time charts)."""
+def dated_run_frontiers(con: duckdb.DuckDBPyConnection, f: Filters) -> pd.DataFrame:
+    """Each dated run's own frontier points (for value-over-time charts): the frontier is taken
+    in DuckDB, so only a few points per run come back however many are stored."""
     if not f.hardware:
         return pd.DataFrame()
-    sql = f"WITH {_base_cte(f)} SELECT * FROM base WHERE date IS NOT NULL AND x IS NOT NULL " \
-          "AND y IS NOT NULL ORDER BY hardware, run_id, x"
+    sql = f"""
+    WITH {_base_cte(f)},
+    dated AS (SELECT * FROM base WHERE date IS NOT NULL AND x IS NOT NULL AND y IS NOT NULL)
+    SELECT * FROM (SELECT *, {frontier_flag_sql('run_id', tiebreak='seq')} AS on_run_frontier
+                   FROM dated)
+    WHERE on_run_frontier ORDER BY hardware, run_id, x
+    """
     return con.execute(sql, f.params()).df()

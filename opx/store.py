@@ -188,11 +188,11 @@ def plan_write(con: duckdb.DuckDBPyConnection, runs: Iterable[Run]
     runs = list(runs)
     ids = [r.run_key() for r in runs]
     existing_runs = {row[0] for row in con.execute(
-        "SELECT id FROM runs WHERE list_contains(?::VARCHAR[], id)", [ids]).fetchall()}
+        "SELECT id FROM runs WHERE id IN (SELECT unnest(?::VARCHAR[]))", [ids]).fetchall()}
     known: dict[str, set[str]] = {}
     next_seq: dict[str, int] = {}
     for run_id, key, seq in con.execute(
-            "SELECT run_id, point_key, seq FROM points WHERE list_contains(?::VARCHAR[], run_id)",
+            "SELECT run_id, point_key, seq FROM points WHERE run_id IN (SELECT unnest(?::VARCHAR[]))",
             [ids]).fetchall():
         known.setdefault(run_id, set()).add(key)
         next_seq[run_id] = max(next_seq.get(run_id, 0), seq + 1)

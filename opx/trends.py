@@ -2,26 +2,33 @@
 target, grouped by configuration, to catch regressions and show software gains."""
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import pandas as pd
 
 from models import Catalog, ViewState
 from opx import queries, store
-from opx.explorer import _deployment_label, filters_for
-from opx.frontier import pareto_mask, value_at
+from opx.explorer import _deployment_label, filters_for, query_key
+from opx.frontier import value_at
+
+COLUMNS = ["date", "configuration", "value", "provenance", "run_id", "label", "source"]
+
+
+@functools.lru_cache(maxsize=64)
+def _frontiers(db: str, stamp: tuple[int, int], key_json: str) -> pd.DataFrame:
+    """Dated runs' frontiers, cached on the query and the data stamp (not on the target)."""
+    with store.reading(Path(db)) as con:
+        return queries.dated_run_frontiers(con, filters_for(ViewState.model_validate_json(key_json)))
 
 
 def over_time(db: Path, state: ViewState, catalog: Catalog) -> pd.DataFrame:
     """One row per dated run that reaches the target: date, configuration, value, provenance.
     Throughput metrics only (the y metric's base)."""
-    with store.reading(db) as con:
-        pts = queries.dated_run_points(con, filters_for(state))
+    pts = _frontiers(str(db), store.data_stamp(Path(db)), query_key(state).model_dump_json())
     rows = []
     for run_id, g in (pts.groupby("run_id", sort=False) if not pts.empty else ()):
-        mask = pareto_mask(g.x.to_numpy(float), g.y.to_numpy(float))
-        front = g[mask].sort_values("x")
-        v = value_at(front.x.to_numpy(float), front.y.to_numpy(float), state.target)
+        v = value_at(g.x.to_numpy(float), g.y.to_numpy(float), state.target)
         if v.status != "ok":
             continue
         first = g.iloc[0]
@@ -30,5 +37,4 @@ def over_time(db: Path, state: ViewState, catalog: Catalog) -> pd.DataFrame:
         rows.append({"date": pd.Timestamp(first.date), "configuration": config,
                      "value": v.value, "provenance": first.provenance, "run_id": run_id,
                      "label": first.label, "source": first.source})
-    return pd.DataFrame(rows).sort_values("date") if rows else pd.DataFrame(
-        columns=["date", "configuration", "value", "provenance", "run_id", "label", "source"])
+    return pd.DataFrame(rows).sort_values("date") if rows else pd.DataFrame(columns=COLUMNS)

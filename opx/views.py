@@ -46,9 +46,8 @@ def chart_data(view: ExplorerView) -> pd.DataFrame:
             "precision", "deployment", "gpus_total", "date", "point_note", "source_text"]
     frames = []
     if not view.points.empty:
-        pts = view.points.assign(mark=[
-            "envelope" if e else ("run curve" if r and view.state.runs else "point")
-            for e, r in zip(view.points.on_envelope, view.points.on_run_frontier)])
+        pts = view.points.assign(mark=view.points.kind.map(
+            {"envelope": "envelope", "run": "run curve", "other": "point"}))
         frames.append(pts[cols + ["mark"]])
     if not view.references.empty:
         frames.append(view.references.assign(mark="reference (interactivity not stated)")[cols + ["mark"]])
