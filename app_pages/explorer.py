@@ -27,6 +27,7 @@ with st.sidebar:
     st.multiselect("Provenance shown (all when empty)", PROVENANCES, key="source")
     st.checkbox("Show every run's own curve", key="runs")
     st.checkbox("Show non-frontier points", key="points")
+    st.checkbox("Show the value at the target over time", key="trend")
 
 widgets.target_controls()
 
@@ -92,14 +93,15 @@ share.share_box("/", state)
 share.save_view_box("/", state, run_ids=view.run_ids())
 share.export_buttons("/", "explorer", state, key="explorer_export")
 
-with st.expander("Over time: the value at this interactivity, run by run"):
-    trend = data.over_time(state)
-    if trend.empty:
-        st.caption("No dated run reaches this interactivity under these filters.")
-    else:
-        base_metric = metrics.y_metric(metrics.y_metric(state.y).base or state.y)
-        st.altair_chart(over_time_chart(trend, base_metric.title, state.target, state.pct),
-                        key="over_time_chart", theme=None)
-        if trend.groupby("configuration").date.nunique().max() < 2:
-            st.caption("No configuration has runs on more than one date yet: each appears as "
-                       "one point.")
+if state.trend:
+    with st.expander("Over time: the value at this interactivity, run by run", expanded=True):
+        trend = data.over_time(state)
+        if trend.empty:
+            st.caption("No dated run reaches this interactivity under these filters.")
+        else:
+            base_metric = metrics.y_metric(metrics.y_metric(state.y).base or state.y)
+            st.altair_chart(over_time_chart(trend, base_metric.title, state.target, state.pct),
+                            key="over_time_chart", theme=None)
+            if trend.groupby("configuration").date.nunique().max() < 2:
+                st.caption("No configuration has runs on more than one date yet: each appears as "
+                           "one point.")

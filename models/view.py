@@ -39,6 +39,7 @@ class ViewState(BaseModel):
     xscale: XScale = "log"
     runs: bool = False                           # draw every run's own curve
     points: bool = False                         # draw non-frontier points
+    trend: bool = False                          # show the value at the target over time
     a: str = "vr-nvl72"                          # /compare: system A
     b: str = "gb300-nvl72"                       # /compare: system B
     conc: float | None = Field(default=None, gt=0, le=10_000_000)   # an operating point to mark
@@ -185,7 +186,7 @@ class ViewState(BaseModel):
             else:
                 values[name] = slug
 
-        for flag in ("runs", "points"):
+        for flag in ("runs", "points", "trend"):
             raw = get(flag)
             if raw is None:
                 continue

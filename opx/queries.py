@@ -222,3 +222,4 @@ def dated_run_frontiers(con: duckdb.DuckDBPyConnection, f: Filters) -> pd.DataFr
     WHERE on_run_frontier ORDER BY hardware, run_id, x
     """
     return con.execute(sql, f.params()).df()
+

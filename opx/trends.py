@@ -26,6 +26,11 @@ def over_time(db: Path, state: ViewState, catalog: Catalog) -> pd.DataFrame:
     """One row per dated run that reaches the target: date, configuration, value, provenance.
     Throughput metrics only (the y metric's base)."""
     pts = _frontiers(str(db), store.data_stamp(Path(db)), query_key(state).model_dump_json())
+    if not pts.empty:      # only runs whose own frontier spans the target can give a value
+        span = pts.groupby("run_id").x.agg(["min", "max"])
+        reach = span[(span["min"] <= state.target * (1 + 1e-9))
+                     & (span["max"] >= state.target * (1 - 1e-9))].index
+        pts = pts[pts.run_id.isin(reach)]
     rows = []
     for run_id, g in (pts.groupby("run_id", sort=False) if not pts.empty else ()):
         v = value_at(g.x.to_numpy(float), g.y.to_numpy(float), state.target)

@@ -44,7 +44,7 @@ def seed_from_url(resolver: SlugResolver) -> list[str]:
     ss["target_slider"] = min(max(state.target, 1.0), TARGET_SLIDER_MAX)
     ss["baseline"] = state.effective_baseline()
     ss["source"] = list(state.source)
-    ss["runs"], ss["points"] = state.runs, state.points
+    ss["runs"], ss["points"], ss["trend"] = state.runs, state.points, state.trend
     ss["a"], ss["b"] = state.a, state.b
     ss["ra"], ss["rb"] = state.ra, state.rb
     ss["conc"], ss["run"] = state.conc, state.run
@@ -89,7 +89,8 @@ def state_from_widgets() -> ViewState:
                      target=float(ss.get("target", d.target)),
                      source=tuple(ss.get("source", ())), baseline=ss.get("baseline"),
                      xscale=ss.get("xscale", d.xscale), runs=bool(ss.get("runs", False)),
-                     points=bool(ss.get("points", False)), a=ss.get("a", d.a), b=ss.get("b", d.b),
+                     points=bool(ss.get("points", False)), trend=bool(ss.get("trend", False)),
+                     a=ss.get("a", d.a), b=ss.get("b", d.b),
                      conc=ss.get("conc"), run=tuple(ss.get("run", ())), ttft=ss.get("ttft"),
                      sessions=ss.get("sessions"), tps=ss.get("tps"),
                      ra=ss.get("ra"), rb=ss.get("rb"), price=tuple(ss.get("price", ())),

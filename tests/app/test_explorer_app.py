@@ -41,7 +41,9 @@ def test_default_view_is_the_seed_case(app):
     assert metrics == {"58×", "2.7×"}
     subheaders = " ".join(s.value for s in at.subheader)
     assert "Multiple at the target" in subheaders and "Multiple at peak" in subheaders
-    assert len(at.get("vega_lite_chart")) == 2          # the chart and "over time"
+    assert len(at.get("vega_lite_chart")) == 1
+    with_trend = app(trend="1")
+    assert not with_trend.exception and len(with_trend.get("vega_lite_chart")) == 2
     assert dict(at.query_params) == {}     # defaults stay out of the URL
 
 
