@@ -10,6 +10,18 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from opx import store  # noqa: E402
+
+# Third-party sample files live beside the repository and are never copied into it.
+SHARED_FIXTURES = ROOT.parent / "shared" / "fixtures"
+
+
+def shared_fixture(relative: str) -> Path:
+    """A file of ../shared/fixtures, or a skip that says why it is absent."""
+    path = SHARED_FIXTURES / relative
+    if not path.is_file():
+        pytest.skip(f"shared fixture {path} is absent (the shared/ folder next to the repository "
+                    "holds third-party samples that are never copied into it)")
+    return path
 from opx.builtin import builtin_runs  # noqa: E402
 from opx.catalog import load_catalog  # noqa: E402
 

@@ -9,19 +9,14 @@ import pytest
 from models import Point
 from opx.ingest import core, sglang, vllm
 from opx.ingest.base import FormatError
-from tests.conftest import ROOT
+from tests.conftest import ROOT, SHARED_FIXTURES, shared_fixture
 
-SHARED = ROOT.parent / "shared" / "fixtures"
+SHARED = SHARED_FIXTURES
 OWN = ROOT / "tests" / "fixtures" / "sglang"
 QWEN = "sglang/tp8_dp1_Qwen3-8B_in1024_out128_p100_c100_38769a.DERIVED-stripped.jsonl"
 
 
-def shared(relative: str) -> Path:
-    path = SHARED / relative
-    if not path.is_file():
-        pytest.skip(f"shared fixture {path} is absent (the shared/ folder next to the repository "
-                    "holds third-party samples that are never copied into it)")
-    return path
+shared = shared_fixture
 
 
 def parse(path: Path):

@@ -9,20 +9,15 @@ import pytest
 from models import Point
 from opx.ingest import core, sglang, vllm
 from opx.ingest.base import FormatError
-from tests.conftest import ROOT
+from tests.conftest import ROOT, SHARED_FIXTURES, shared_fixture
 
-SHARED = ROOT.parent / "shared" / "fixtures"
+SHARED = SHARED_FIXTURES
 OWN = ROOT / "tests" / "fixtures" / "vllm"
 SWEEP = "vllm/sweep/SERVE--max_num_seqs=4-BENCH--max_concurrency=2-num_prompts=8"
 INFERENCEX_RAW = "inferencex-harness/concurrency_64_req_rate_inf_gpus_16_ctx_8_gen_8.json"
 
 
-def shared(relative: str) -> Path:
-    path = SHARED / relative
-    if not path.is_file():
-        pytest.skip(f"shared fixture {path} is absent (the shared/ folder next to the repository "
-                    "holds third-party samples that are never copied into it)")
-    return path
+shared = shared_fixture
 
 
 def parse(path: Path):
