@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from models import Catalog, ViewState
+from models import Catalog, Deployment, ViewState
 from models.view import format_number
 from opx import metrics, queries, store
 from opx.economics import economics_for
@@ -28,7 +28,6 @@ class HardwareSummary:
     peak: float | None
     peak_provenance: str
     peak_source: str
-    peak_interactivity: float | None
     multiple_at_target: Multiple | None    # None for the baseline itself
     multiple_at_peak: Multiple | None
     runs: int
@@ -206,7 +205,6 @@ def compute(data: ExplorerData, state: ViewState, catalog: Catalog) -> ExplorerV
             peak_provenance=(pk.provenance + (" (interactivity not stated)"
                                               if pk.interactivity_unstated else "")) if pk else "",
             peak_source=_source_text(pk.source, pk.source_url) if pk else "",
-            peak_interactivity=None if pk is None or pd.isna(pk.x_at_peak) else float(pk.x_at_peak),
             multiple_at_target=None if is_base else multiple_at_target(
                 v, base_v, name, base_name, target_text),
             multiple_at_peak=None if is_base else multiple_at_peak(
@@ -231,7 +229,7 @@ def compute(data: ExplorerData, state: ViewState, catalog: Catalog) -> ExplorerV
                              "from another percentile).")
             if c.missing_pct_simulated:
                 notes.append(f"{name}: {c.missing_pct_simulated} simulated point(s) give "
-                             f"{_simulated_percentiles()} only (a model value has no spread, so no "
+                             "P50 only (a model value has no spread, so no "
                              f"{state.pct.upper()} is claimed); choose P50 to see the simulated "
                              "curves.")
             if c.missing_y:
@@ -241,10 +239,6 @@ def compute(data: ExplorerData, state: ViewState, catalog: Catalog) -> ExplorerV
         notes.append(f"No run has a point near concurrency {state.conc:,.0f} under these filters.")
     return ExplorerView(state=state, baseline=baseline, points=pts, references=refs,
                         summaries=summaries, notes=notes, operating=near)
-
-
-def _simulated_percentiles() -> str:
-    return "P50"
 
 
 def _value_on_envelope(pts: pd.DataFrame, hw: str, simulated: bool,
@@ -319,19 +313,16 @@ def _decorate(df: pd.DataFrame, catalog: Catalog) -> pd.DataFrame:
 
 
 def _deployment_label(r) -> str:
-    parts = []
-    if _given(r.gpus_prefill) and _given(r.gpus_decode):
-        parts.append(f"disagg {int(r.gpus_prefill)} prefill + {int(r.gpus_decode)} decode GPUs")
-    if _given(r.tp):
-        parts.append(f"TP{int(r.tp)}")
-    if _given(r.ep):
-        parts.append(f"EP{int(r.ep)}")
-    if _given(r.dp_attention) and bool(r.dp_attention):
-        parts.append("DP-attention")
-    if _given(r.mtp) and bool(r.mtp):
-        parts.append("MTP")
-    parts.append(f"{int(r.gpus_total)} GPUs")
-    return ", ".join(parts)
+    """A stored run's deployment in the words `models.Deployment.describe` uses everywhere."""
+    def whole(v):
+        return int(v) if _given(v) else None
+
+    def flag(v):
+        return bool(v) if _given(v) else None
+    return Deployment(tp=whole(r.tp), ep=whole(r.ep), dp_attention=flag(r.dp_attention),
+                      disaggregated=bool(flag(r.disaggregated)), gpus_prefill=whole(r.gpus_prefill),
+                      gpus_decode=whole(r.gpus_decode), gpus_total=int(r.gpus_total),
+                      mtp=flag(r.mtp)).describe()
 
 
 def _given(v) -> bool:

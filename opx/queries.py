@@ -110,7 +110,7 @@ def peaks(con: duckdb.DuckDBPyConnection, f: Filters) -> pd.DataFrame:
     SELECT hardware, simulated, max(y) AS peak,
            arg_max(provenance, y) AS provenance, arg_max(source, y) AS source,
            arg_max(source_url, y) AS source_url, arg_max(run_id, y) AS run_id,
-           arg_max(x, y) AS x_at_peak, arg_max(interactivity_unstated, y) AS interactivity_unstated
+           arg_max(interactivity_unstated, y) AS interactivity_unstated
     FROM base WHERE y IS NOT NULL GROUP BY hardware, simulated ORDER BY hardware, simulated
     """
     return con.execute(sql, f.params()).df()

@@ -285,6 +285,3 @@ def distinct_values(con: duckdb.DuckDBPyConnection, column: str) -> list[str]:
 def data_version(con: duckdb.DuckDBPyConnection) -> int:
     return con.execute("SELECT version FROM data_version").fetchone()[0]
 
-
-def as_list(values: Sequence[str]) -> list[str]:
-    return [str(v) for v in values]
