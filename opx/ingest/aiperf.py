@@ -16,8 +16,8 @@ from typing import Any
 
 from opx.ingest.base import FormatError, Record, integer, loads_lenient
 from opx.ingest.genai_perf import (CSV_ROUNDING_NOTE, StatBlock, blocks_from_csv,
-                                   blocks_from_json, csv_layout_owner, dig, first_model,
-                                   json_layout_owner, load_setting, summarize, summary_record)
+                                   blocks_from_json, dig, first_model, load_setting,
+                                   sniff_stat_layout, summarize, summary_record)
 
 NAME = "aiperf"
 DESCRIPTION = "NVIDIA AIPerf summary (`profile_export_aiperf.json` / `.csv`, old and flat layouts)"
@@ -30,19 +30,7 @@ _PREFIX_HIT_TAG = "theoretical_prefix_cache_hit"
 
 
 def sniff(path: Path, text: str) -> bool:
-    if _is_per_request_export(text):
-        return True                          # claimed so that parse can say what to import
-    if path.suffix.lower() == ".csv":
-        return csv_layout_owner(path, text) == NAME
-    if not text.lstrip().startswith("{"):
-        return False
-    try:
-        data = loads_lenient(text)
-    except FormatError:
-        # Cut short or damaged but named as AIPerf names its summaries (`<stem>_aiperf.json`):
-        # claimed, so that the user hears what is wrong with it rather than "unknown format".
-        return path.name.lower().endswith("_aiperf.json")
-    return json_layout_owner(path, data) == NAME
+    return sniff_stat_layout(path, text, NAME, _is_per_request_export(text), "_aiperf.json")
 
 
 def parse(path: Path, text: str) -> list[Record]:

@@ -185,3 +185,16 @@ def check_percentile_order(point: dict[str, Any], where: str) -> None:
             if a > b * (1 + 1e-9):
                 raise FormatError(where, f"{metric} {pa} ({a:g} s) is above {pb} ({b:g} s): "
                                          "percentiles out of order")
+
+
+def first_list_item_has(text: str, keys: tuple[str, ...]) -> bool:
+    """Whether `text` is a JSON list whose first item is an object with all `keys` (per-request
+    record files); only the first item is decoded, so a large file costs little."""
+    match = re.match(r"\s*\[\s*", text)
+    if not match:
+        return False
+    try:
+        first, _ = json.JSONDecoder().raw_decode(text, match.end())
+    except ValueError:
+        return False
+    return isinstance(first, dict) and all(key in first for key in keys)

@@ -354,19 +354,26 @@ _ARTIFACT_DIR_CONCURRENCY = re.compile(r"-concurrency(\d+)$")
 
 
 def sniff(path: Path, text: str) -> bool:
-    if _RAW_EXPORT.match(text):
-        return True                          # claimed so that parse can say what to import
+    return sniff_stat_layout(path, text, NAME, bool(_RAW_EXPORT.match(text)), "_genai_perf.json")
+
+
+def sniff_stat_layout(path: Path, text: str, name: str, per_request: bool,
+                      summary_suffix: str) -> bool:
+    """The sniffer GenAI-Perf and AIPerf share: their own per-request files are claimed (so parse
+    can say which file to import), then the CSV or JSON layout decides which tool wrote it."""
+    if per_request:
+        return True
     if path.suffix.lower() == ".csv":
-        return csv_layout_owner(path, text) == NAME
+        return csv_layout_owner(path, text) == name
     if not text.lstrip().startswith("{"):
         return False
     try:
         data = loads_lenient(text)
     except FormatError:
-        # Cut short or damaged but named as GenAI-Perf names its summaries: claimed, so that the
+        # Cut short or damaged but named as the tool names its summaries: claimed, so that the
         # user hears what is wrong with it rather than "unknown format".
-        return path.name.lower().endswith("_genai_perf.json")
-    return json_layout_owner(path, data) == NAME
+        return path.name.lower().endswith(summary_suffix)
+    return json_layout_owner(path, data) == name
 
 
 def parse(path: Path, text: str) -> list[Record]:

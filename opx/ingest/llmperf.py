@@ -12,13 +12,11 @@ number of tokens and an estimate otherwise, and the note says which.
 from __future__ import annotations
 
 import datetime as dt
-import json
-import re
 from pathlib import Path
 from typing import Any
 
-from opx.ingest.base import (FormatError, Record, check_percentile_order, integer, loads_lenient,
-                             number, positive_or_none)
+from opx.ingest.base import (FormatError, Record, check_percentile_order, first_list_item_has,
+                             integer, loads_lenient, number, positive_or_none)
 
 NAME = "llmperf"
 DESCRIPTION = "ray-project LLMPerf summary (`*_summary.json`, token_benchmark_ray.py)"
@@ -50,16 +48,8 @@ def sniff(path: Path, text: str) -> bool:
 
 
 def _is_individual_responses(text: str) -> bool:
-    """`*_individual_responses.json`: a JSON list of per-request objects; only the first is
-    decoded, so a large file costs little."""
-    match = re.match(r"\s*\[\s*", text)
-    if not match:
-        return False
-    try:
-        first, _ = json.JSONDecoder().raw_decode(text, match.end())
-    except ValueError:
-        return False
-    return isinstance(first, dict) and all(key in first for key in _INDIVIDUAL_KEYS)
+    """`*_individual_responses.json`: a JSON list of per-request objects."""
+    return first_list_item_has(text, _INDIVIDUAL_KEYS)
 
 
 def parse(path: Path, text: str) -> list[Record]:

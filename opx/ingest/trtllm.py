@@ -11,12 +11,12 @@ deployment's GPU count, which the user gives with `--gpus`.
 """
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
 
-from opx.ingest.base import (FormatError, Record, check_percentile_order, integer, loads_lenient,
+from opx.ingest.base import (FormatError, Record, check_percentile_order, first_list_item_has,
+                             integer, loads_lenient,
                              ms_to_s, number, positive_or_none)
 
 NAME = "trtllm-bench"
@@ -54,15 +54,8 @@ def sniff(path: Path, text: str) -> bool:
 
 
 def _is_request_records(text: str) -> bool:
-    """`--request_json` output: only the first record is decoded, so a large file costs little."""
-    match = re.match(r"\s*\[\s*", text)
-    if not match:
-        return False
-    try:
-        first, _ = json.JSONDecoder().raw_decode(text, match.end())
-    except ValueError:
-        return False
-    return isinstance(first, dict) and all(key in first for key in _REQUEST_RECORD_KEYS)
+    """`--request_json` output: a JSON list of per-request records."""
+    return first_list_item_has(text, _REQUEST_RECORD_KEYS)
 
 
 def parse(path: Path, text: str) -> list[Record]:
