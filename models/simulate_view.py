@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from models.view import SlugResolver, _getter, format_number
+from models.view import SlugResolver, _choice, _getter, format_number, unknown_params
 
 KV_TIERS = ("none", "pool")
 PRECISIONS = ("auto", "fp4", "fp8", "bf16")
@@ -72,23 +72,14 @@ class SimulateState(BaseModel):
                                "it was ignored.")
         for name, allowed in (("kv", KV_TIERS), ("precision", PRECISIONS),
                               ("framework", FRAMEWORKS)):
-            raw = get(name)
-            if raw is None:
-                continue
-            if raw in allowed:
-                values[name] = raw
-            else:
-                notices.append(f"`{name}={raw}` in the link is not one of {', '.join(allowed)}; "
-                               "it was ignored.")
+            _choice(get(name), name, allowed, name, values, notices)
         raw = get("layout")
         if raw is not None:
             if len(raw) <= 60 and all(c.isalnum() or c in " +x-" for c in raw):
                 values["layout"] = raw.strip()
             else:
                 notices.append(f"Layout `{raw[:60]}` in the link is not a layout name; it was ignored.")
-        for key in params:
-            if key not in SIM_FIELDS:
-                notices.append(f"Unknown link parameter `{key}` was ignored.")
+        unknown_params(params, SIM_FIELDS, notices)
         return cls(**values), notices
 
 

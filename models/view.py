@@ -236,9 +236,7 @@ class ViewState(BaseModel):
             else:
                 notices.append(f"Saved view name `{raw_view}` in the link is not valid; it was ignored.")
 
-        for key in params:
-            if key not in QUERY_FIELDS:
-                notices.append(f"Unknown link parameter `{key}` was ignored.")
+        unknown_params(params, QUERY_FIELDS, notices)
         return cls(**values), notices
 
 
@@ -271,6 +269,12 @@ def _choice(raw: str | None, field: str, allowed: Sequence[str], label: str,
     else:
         notices.append(f"Unknown {label} `{raw}` in the link was ignored "
                        f"(expected one of {', '.join(allowed)}).")
+
+
+def unknown_params(params: Mapping[str, object], known: Sequence[str], notices: list[str]) -> None:
+    for key in params:
+        if key not in known:
+            notices.append(f"Unknown link parameter `{key}` was ignored.")
 
 
 def _is_slug(text: str) -> bool:
