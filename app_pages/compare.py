@@ -2,7 +2,7 @@
 interactivity."""
 import streamlit as st
 
-from models import PERCENTILES, Y_METRICS
+from models import Y_METRICS
 from models.view import format_number
 from opx import compare, metrics
 from opx.charts import explorer_chart, multiple_chart
@@ -21,8 +21,7 @@ with st.sidebar:
     st.selectbox("A", hardware, key="a", format_func=catalog.hardware_name)
     st.selectbox("B (the denominator)", hardware, key="b", format_func=catalog.hardware_name)
     widgets.model_and_workload()
-    st.radio("Interactivity percentile", PERCENTILES, key="pct", horizontal=True,
-             format_func=str.upper)
+    widgets.percentile_picker()
     st.selectbox("Metric", Y_METRICS, key="y", format_func=lambda k: metrics.y_metric(k).title)
 
 widgets.target_controls()

@@ -1,7 +1,7 @@
 """Explorer (`/`): throughput per GPU against interactivity, per hardware envelope."""
 import streamlit as st
 
-from models import PERCENTILES, PROVENANCES, Y_METRICS
+from models import PROVENANCES, Y_METRICS
 from models.view import format_number
 from opx import metrics
 from opx.charts import explorer_chart, over_time_chart
@@ -15,13 +15,11 @@ widgets.open_page("Operating-point explorer")
 with st.sidebar:
     st.header("View")
     widgets.model_and_workload()
-    st.multiselect("Hardware", data.options("hardware"), key="hw",
-                   format_func=catalog.hardware_name, on_change=urlstate.keep_baseline_valid)
+    widgets.hardware_picker(on_change=urlstate.keep_baseline_valid)
     urlstate.keep_baseline_valid()
     st.selectbox("Baseline for multiples", st.session_state["hw"] or [None], key="baseline",
                  format_func=lambda h: catalog.hardware_name(h) if h else "–")
-    st.radio("Interactivity percentile", PERCENTILES, key="pct", horizontal=True,
-             format_func=str.upper)
+    widgets.percentile_picker()
     st.selectbox("Y metric", Y_METRICS, key="y", format_func=lambda k: metrics.y_metric(k).title)
     st.radio("X scale", ("log", "linear"), key="xscale", horizontal=True)
     st.multiselect("Provenance shown (all when empty)", PROVENANCES, key="source")

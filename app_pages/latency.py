@@ -2,7 +2,6 @@
 point across pages, and KV-cache pool comparisons."""
 import streamlit as st
 
-from models import PERCENTILES
 from opx import metrics
 from opx.charts import latency_chart
 from opx.errors import OpxError
@@ -16,9 +15,8 @@ widgets.open_page("Latency")
 with st.sidebar:
     st.header("View")
     widgets.model_and_workload()
-    st.multiselect("Hardware", data.options("hardware"), key="hw",
-                   format_func=catalog.hardware_name)
-    st.radio("Percentile", PERCENTILES, key="pct", horizontal=True, format_func=str.upper)
+    widgets.hardware_picker()
+    widgets.percentile_picker("Percentile")
     st.number_input("Operating point: concurrency (empty = none)", 1.0, 10_000_000.0, value=None,
                     step=1.0, key="conc",
                     help="Marks this concurrency here and on the Explorer and Compare charts.")

@@ -1,7 +1,6 @@
 """Planner (`/planner`): how many GPUs and racks of each system a service needs, from an SLA."""
 import streamlit as st
 
-from models import PERCENTILES
 from models.view import TARGET_MAX, TARGET_MIN
 from opx import views
 from opx.charts import planner_chart
@@ -18,12 +17,11 @@ widgets.open_page("Planner", "The best operating point of each system that meets
 with st.sidebar:
     st.header("Service")
     widgets.model_and_workload()
-    st.multiselect("Hardware to consider", data.options("hardware"), key="hw",
-                   format_func=catalog.hardware_name)
+    widgets.hardware_picker("Hardware to consider")
 
 c1, c2, c3 = st.columns(3)
 c1.number_input("SLA: at least tok/s/user", TARGET_MIN, TARGET_MAX, step=1.0, key="target")
-c2.radio("at percentile", PERCENTILES, key="pct", horizontal=True, format_func=str.upper)
+widgets.percentile_picker("at percentile", where=c2)
 c3.number_input("SLA: TTFT at most (s; empty = no limit)", 0.01, 3600.0, value=None, key="ttft")
 d1, d2 = st.columns(2)
 d1.number_input("Demand: concurrent sessions", 1.0, 1e9, value=None, step=100.0, key="sessions")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from models import PERCENTILES
 from models.view import TARGET_MAX, TARGET_MIN
 from ui import data, permissions, urlstate
 from ui.text import escape_md
@@ -41,3 +42,13 @@ def target_controls() -> None:
     with right:
         st.number_input("Typed target (tok/s/user)", TARGET_MIN, TARGET_MAX, step=1.0,
                         key="target", on_change=urlstate.sync_slider_from_target)
+
+
+def hardware_picker(label: str = "Hardware", on_change=None) -> None:
+    catalog = data.catalog()
+    st.multiselect(label, data.options("hardware"), key="hw", format_func=catalog.hardware_name,
+                   on_change=on_change)
+
+
+def percentile_picker(label: str = "Interactivity percentile", where=st) -> None:
+    where.radio(label, PERCENTILES, key="pct", horizontal=True, format_func=str.upper)
