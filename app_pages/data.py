@@ -141,8 +141,7 @@ if "deleted_run" in st.session_state:
 # -- saved views ----------------------------------------------------------------------------------
 st.header("Saved views")
 try:
-    with store.reading(data.database()) as con:
-        views = saved_views.list_views(con)
+    views = data.saved_views_list()
 except OpxError as exc:
     views = []
     st.error(escape_md(f"error: {exc}"))

@@ -5,7 +5,6 @@ import streamlit as st
 from opx import metrics
 from opx.charts import latency_chart
 from opx.errors import OpxError
-from opx.latency import latency
 from ui import data, share, urlstate, widgets
 from ui.text import escape_md
 
@@ -23,7 +22,7 @@ with st.sidebar:
 
 state = urlstate.write_url(urlstate.state_from_widgets())
 try:
-    view = latency(data.database(), state, catalog)
+    view = data.latency_view(state)
 except OpxError as exc:
     st.error(escape_md(f"error: {exc}"))
     st.stop()

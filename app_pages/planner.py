@@ -5,7 +5,6 @@ from models.view import TARGET_MAX, TARGET_MIN
 from opx import views
 from opx.charts import planner_chart
 from opx.errors import OpxError
-from opx.planner import plan
 from ui import data, share, urlstate, widgets
 from ui.text import escape_md
 
@@ -30,7 +29,7 @@ d2.number_input("or demand: output tokens/s", 1.0, 1e12, value=None, step=1000.0
 
 state = urlstate.write_url(urlstate.state_from_widgets())
 try:
-    result = plan(data.database(), state, catalog)
+    result = data.fleet_plan(state)
 except OpxError as exc:
     st.error(escape_md(f"error: {exc}"))
     st.stop()

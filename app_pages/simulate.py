@@ -73,14 +73,14 @@ subtitle = [f"opx-sim {api.ENGINE_VERSION}, {result.gpus} GPUs, {len(result.curv
             f"simulated (one value per point, stored as P50).",
             f"Held-out error (leave-one-system-out, median abs. %): {held_out or 'not available'}.",
             "Blue: measured or published points of the same hardware, model and workload."]
-chart = simulate_chart(result.points_frame(), result.envelope, measured,
+frame = result.points_frame()
+chart = simulate_chart(frame, result.envelope, measured,
                        f"Simulated: {hw_name}, {catalog.model_name(result.model)}, "
                        f"{catalog.workload_name(result.workload)}", subtitle)
 event = st.altair_chart(chart, key="simulate_chart", on_select="rerun", selection_mode="pick",
                         theme=None)
 
 picked = (event.selection.get("pick") or []) if event else []
-frame = result.points_frame()
 if picked:
     p = picked[0]
     row = frame[(frame.layout == p.get("layout")) & (frame.concurrency == p.get("concurrency"))]

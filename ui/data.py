@@ -101,3 +101,35 @@ def _over_time(db: str, stamp: tuple[int, int], state_json: str):
 
 def over_time(state: ViewState):
     return _over_time(str(database()), stamp(), state.model_dump_json())
+
+
+@st.cache_data(ttl=300, max_entries=128, show_spinner=False)
+def _latency(db: str, stamp: tuple[int, int], state_json: str):
+    from opx.latency import latency
+    return latency(Path(db), ViewState.model_validate_json(state_json), catalog())
+
+
+def latency_view(state: ViewState):
+    """The Latency page's data, cached like every view on the state and the data stamp."""
+    return _latency(str(database()), stamp(), state.model_dump_json())
+
+
+@st.cache_data(ttl=300, max_entries=128, show_spinner=False)
+def _plan(db: str, stamp: tuple[int, int], state_json: str):
+    from opx.planner import plan
+    return plan(Path(db), ViewState.model_validate_json(state_json), catalog())
+
+
+def fleet_plan(state: ViewState):
+    return _plan(str(database()), stamp(), state.model_dump_json())
+
+
+@st.cache_data(ttl=300, max_entries=16, show_spinner=False)
+def _saved_views(db: str, stamp: tuple[int, int]):
+    from opx import saved_views
+    with store.reading(Path(db)) as con:
+        return saved_views.list_views(con)
+
+
+def saved_views_list():
+    return _saved_views(str(database()), stamp())
