@@ -228,17 +228,31 @@ def compute(data: ExplorerData, state: ViewState, catalog: Catalog) -> ExplorerV
                              "interactivity in their source and are not drawn (never guessed "
                              "from another percentile).")
             if c.missing_pct_simulated:
-                notes.append(f"{name}: {c.missing_pct_simulated} simulated point(s) give "
-                             "P50 only (a model value has no spread, so no "
-                             f"{state.pct.upper()} is claimed); choose P50 to see the simulated "
-                             "curves.")
+                given = _simulated_percentiles()
+                notes.append(f"{name}: {c.missing_pct_simulated} simulated point(s) have no "
+                             f"{state.pct.upper()} (the simulator gives {given}; too few "
+                             f"measured sources report a {state.pct.upper()} to model its spread, "
+                             f"so none is claimed); choose {given.split(' and ')[-1]} to see "
+                             "the simulated curves.")
             if c.missing_y:
                 notes.append(f"{name}: {c.missing_y} point(s) have no {state.y} throughput "
                              "in their source and are not drawn.")
+    if state.pct != "p50" and any((hw, True) in drawn for hw in state.hw):
+        from opx.simulate.spread import load, note_text
+        text = note_text(load(), state.pct)
+        if text:
+            notes.append(f"Simulated curves at {state.pct.upper()}: {text}.")
     if state.conc and near.empty:
         notes.append(f"No run has a point near concurrency {state.conc:,.0f} under these filters.")
     return ExplorerView(state=state, baseline=baseline, points=pts, references=refs,
                         summaries=summaries, notes=notes, operating=near)
+
+
+def _simulated_percentiles() -> str:
+    """The percentiles simulated points carry: P50, and those the spread model supports."""
+    from opx.simulate.spread import load, modelled
+    qs = sorted({name.split("_")[1] for name in modelled(load())})
+    return " and ".join(["P50"] + [q.upper() for q in qs])
 
 
 def _value_on_envelope(pts: pd.DataFrame, hw: str, simulated: bool,

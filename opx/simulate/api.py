@@ -17,6 +17,7 @@ import pandas as pd
 
 from models import Deployment, Point, Run
 from opx.simulate import model as M
+from opx.simulate import spread as SP
 from opx.simulate.arch import Arch, arch_for
 from opx.simulate.calibration import (PARAMS, calibrate as _calibrate, default_calibration_path,
                                       framework_key, hw_rows, precision_bytes,
@@ -25,13 +26,17 @@ from opx.simulate.hardware import BORROW, FAMILIES, HwSpec, hw_spec
 from opx.simulate.layouts import Layout, Pool, parse_label, search_space
 
 ENGINE = "opx-sim"
-ENGINE_VERSION = "0.2.0"
+ENGINE_VERSION = "0.3.0"
 N_CONCURRENCIES = 20
 KV_OFFLOAD = ("none", "pool")
 
-FRAME_COLUMNS = ["layout", "concurrency", "interactivity_p50", "throughput_total_per_gpu",
-                 "throughput_output_per_gpu", "throughput_input_per_gpu", "ttft_p50_s", "tpot_p50_s",
-                 "e2e_p50_s", "t_mem_s", "t_compute_s", "t_comm_s", "t_overhead_s", "binding"]
+FRAME_COLUMNS = ["layout", "concurrency", "interactivity_p50", "interactivity_p90",
+                 "throughput_total_per_gpu", "throughput_output_per_gpu", "throughput_input_per_gpu",
+                 "ttft_p50_s", "tpot_p50_s", "ttft_p90_s", "tpot_p90_s", "e2e_p50_s",
+                 "t_mem_s", "t_compute_s", "t_comm_s", "t_overhead_s", "binding"]
+# percentile columns filled by the spread model (opx/simulate/spread.py) when spread.json supports
+# them; NaN (missing) otherwise
+SPREAD_COLUMNS = ("tpot_p90_s", "ttft_p90_s")
 POINT_EXTRA = ["gpus_prefill", "gpus_decode", "gpus_total", "tp", "ep", "dp_attention",
                "disaggregated", "mtp"]
 
@@ -76,6 +81,7 @@ class SimResult:
     isl: int = 0
     osl: int = 0
     prefix_hit_rate: float = 0.0
+    envelope_p90: pd.DataFrame | None = None   # Pareto frontier at P90 interactivity (spread model)
 
     def points_frame(self) -> pd.DataFrame:
         frames = [c.points for c in self.curves]
@@ -86,20 +92,25 @@ class SimResult:
     def to_runs(self, envelope_only: bool = False) -> list[Run]:
         cal_date = self.parameters.get("calibration", {}).get("fit_date", "none")
         source = f"{ENGINE} {ENGINE_VERSION} (calibration {cal_date})"
-        on_env = set(self.envelope.layout) if envelope_only else None
+        envs = [e for e in (self.envelope, self.envelope_p90) if e is not None and not e.empty]
+        env_all = (pd.concat(envs, ignore_index=True).drop_duplicates(["layout", "concurrency"])
+                   if envs else self.envelope)
+        on_env = set(env_all.layout) if envelope_only else None
         runs = []
         for c in self.curves:
             if on_env is not None and c.layout not in on_env:
                 continue
             pts = c.points
-            if envelope_only:
-                pts = self.envelope[self.envelope.layout == c.layout]
+            if envelope_only:     # points on the P50 or the P90 envelope
+                pts = env_all[env_all.layout == c.layout].sort_values("concurrency")
             points = []
             for r in pts.itertuples(index=False):
                 g = c.deployment["gpus_total"]
+                spread = {col: float(getattr(r, col)) for col in SPREAD_COLUMNS
+                          if np.isfinite(getattr(r, col))}
                 points.append(Point(
                     concurrency=float(r.concurrency), tpot_p50_s=float(r.tpot_p50_s),
-                    ttft_p50_s=float(r.ttft_p50_s), e2e_p50_s=float(r.e2e_p50_s),
+                    ttft_p50_s=float(r.ttft_p50_s), e2e_p50_s=float(r.e2e_p50_s), **spread,
                     throughput_total_tok_s=float(r.throughput_total_per_gpu * g),
                     throughput_output_tok_s=float(r.throughput_output_per_gpu * g),
                     throughput_input_tok_s=float(r.throughput_input_per_gpu * g),
@@ -115,9 +126,12 @@ class SimResult:
                 isl=self.isl, osl=self.osl, prefix_hit_rate=self.prefix_hit_rate,
                 deployment=Deployment(**c.deployment), provenance="simulated", source=source,
                 date=dt.date.today(), label=f"simulated {c.layout}",
-                notes=("opx-sim projection: one predicted value per point (no spread), stored as P50. "
+                notes=("opx-sim projection: the model predicts the P50 of each point; "
+                       + self.parameters.get("percentiles", "") + " "
                        "Per-GPU figures divide by all GPUs (prefill + decode)."),
                 meta={"engine": ENGINE, "engine_version": ENGINE_VERSION,
+                      "spread": json.dumps(self.parameters.get("spread", {}), sort_keys=True,
+                                           default=str),
                       "parameters": json.dumps(params, sort_keys=True, default=str),
                       "validation": json.dumps(self.validation, sort_keys=True, default=str),
                       "layout": c.layout},
@@ -342,6 +356,13 @@ def simulate(hardware: str, model: str, workload: str, gpus: int | None, knobs: 
         c.hbm = np.full_like(c.hbm, 1e18)
     out = M.evaluate(c, arch, eff)
     thr_o, thr_i = out["thr_output"], out["thr_input"]
+    # spread: P90 from the P50 and the concurrency one queue sees (opx/simulate/spread.py)
+    n_pf = np.where(c.agg > 0, c.n_d, c.n_p)
+    spread_doc = SP.load()
+    pct = SP.apply(spread_doc, out["tpot"], out["ttft"], conc_decode=C_unit / c.n_d,
+                   conc_prefill=C_unit / n_pf, agg=c.agg, mtp=(D_idx > 0).astype(float))
+    nan = np.full(len(C_unit), np.nan)
+    tpot90, ttft90 = pct.get("tpot_p90_s", nan), pct.get("ttft_p90_s", nan)
     rep = replicas[L_idx]
     n_depth = max(depths) + 1
     pair_labels = np.array([f"{lay.label} MTP{d}" if d > 0 else lay.label
@@ -352,9 +373,10 @@ def simulate(hardware: str, model: str, workload: str, gpus: int | None, knobs: 
     unit_d = np.array([lay.n_d * lay.decode.gpus for lay in layouts])
     frame = pd.DataFrame({
         "layout": labels, "concurrency": C_unit * rep,
-        "interactivity_p50": 1.0 / out["tpot"],
+        "interactivity_p50": 1.0 / out["tpot"], "interactivity_p90": 1.0 / tpot90,
         "throughput_total_per_gpu": thr_o + thr_i, "throughput_output_per_gpu": thr_o,
         "throughput_input_per_gpu": thr_i, "ttft_p50_s": out["ttft"], "tpot_p50_s": out["tpot"],
+        "ttft_p90_s": ttft90, "tpot_p90_s": tpot90,
         "e2e_p50_s": out["e2e"], "t_mem_s": out["t_mem"], "t_compute_s": out["t_compute"],
         "t_comm_s": out["t_comm"], "t_overhead_s": out["t_overhead"],
         "binding": out["binding"],
@@ -371,7 +393,15 @@ def simulate(hardware: str, model: str, workload: str, gpus: int | None, knobs: 
     env_mask = _pareto(frame.interactivity_p50.to_numpy(), frame.throughput_total_per_gpu.to_numpy())
     envelope = (frame[env_mask].sort_values("interactivity_p50", ascending=False)
                 [FRAME_COLUMNS].reset_index(drop=True))
-    on_env = set(envelope.layout)
+    has90 = np.isfinite(frame.interactivity_p90.to_numpy())
+    if has90.any():
+        f90 = frame[has90]
+        m90 = _pareto(f90.interactivity_p90.to_numpy(), f90.throughput_total_per_gpu.to_numpy())
+        envelope_p90 = (f90[m90].sort_values("interactivity_p90", ascending=False)
+                        [FRAME_COLUMNS].reset_index(drop=True))
+    else:
+        envelope_p90 = None
+    on_env = set(envelope.layout) | (set(envelope_p90.layout) if envelope_p90 is not None else set())
     # curves returned: every aggregated layout, and the disaggregated P:D units that reach the
     # envelope (the others were evaluated; their count is in parameters["search"])
     pair = frame["_li"].to_numpy() * n_depth + frame["mtp"].to_numpy()
@@ -413,12 +443,28 @@ def simulate(hardware: str, model: str, workload: str, gpus: int | None, knobs: 
         "assumed": list(spec.assumed),
         "calibration": {"fit_date": (calibration or {}).get("fit_date"),
                         "data_sha256": (calibration or {}).get("data_sha256")},
-        "percentiles": "p50 only: the model gives one value per point, no spread",
+        "spread": SP.summary(spread_doc),
+        "percentiles": _percentile_text(spread_doc),
     }
     return SimResult(hardware=hw_slug, model=model_slug, workload=wl_slug,
                      gpus=budget, knobs=knobs, curves=curves, envelope=envelope,
                      validation=validation, parameters=parameters, precision=precision,
-                     isl=int(wl.isl), osl=int(wl.osl), prefix_hit_rate=hit)
+                     isl=int(wl.isl), osl=int(wl.osl), prefix_hit_rate=hit,
+                     envelope_p90=envelope_p90)
+
+
+def _percentile_text(doc: dict | None) -> str:
+    ks = SP.modelled(doc)
+    if not ks:
+        return "P50 only: no spread model on record (data/simulator/spread.json), so no P90 is given."
+    per = doc["percentiles"]
+    have = ", ".join(f"{n.replace('_', ' ').upper()} (held-out error {per[n]['heldout_mdape']:.0f} %)"
+                     for n in ks)
+    missing = ", ".join(n.replace("_", " ").upper() for n, e in per.items()
+                        if e.get("status") != "modelled")
+    return (f"Modelled spread, not simulated per request: {have} = P50 x (1 + k ln C) fitted on "
+            f"measured points with both percentiles (docs/simulator.md, 'Spread')."
+            + (f" {missing}: too few measured sources, left missing." if missing else ""))
 
 
 def _validation_summary(calibration: dict | None, family: str) -> dict:

@@ -22,7 +22,32 @@ def test_the_seed_figures_are_unchanged_by_the_simulations(full_db, catalog):
     assert vr.at_target.value == pytest.approx(1.7e6)
     assert vr.multiple_at_target.value == pytest.approx(58.0, rel=1e-3)
     assert vr.multiple_at_peak.value == pytest.approx(2.7, rel=1e-3)
-    assert any("simulated point(s) give P50 only" in n for n in view.notes)
+    # the default view (P90) now draws the simulated envelopes, labelled simulated, and says the
+    # P90 is a modelled spread with its held-out error
+    sim = view.points[view.points.simulated & view.points.on_envelope]
+    assert not sim.empty and set(sim.provenance) == {"simulated"}
+    assert set(sim.hardware) >= {"vr-nvl72", "gb300-nvl72"}
+    note = next(n for n in view.notes if n.startswith("Simulated curves at P90"))
+    assert "modelled spread" in note and "held-out error TPOT" in note and "%" in note
+    assert not any("simulated point(s) have no" in n for n in view.notes)
+    gb = next(s for s in view.summaries if s.hardware == "gb300-nvl72")
+    assert gb.simulated_at_target is not None      # beside the data, never replacing it
+
+
+def test_simulated_p90_is_at_or_below_p50_interactivity(full_db):
+    with store.reading(full_db) as con:
+        bad = con.execute(
+            "SELECT count(*) FROM points p JOIN runs r ON r.id = p.run_id "
+            "WHERE r.provenance = 'simulated' AND (p.tpot_p90_s IS NULL OR p.tpot_p90_s < p.tpot_p50_s "
+            "OR p.ttft_p90_s < p.ttft_p50_s OR p.tpot_p99_s IS NOT NULL)").fetchone()[0]
+    assert bad == 0
+
+
+def test_at_p99_the_simulation_claims_nothing(full_db, catalog):
+    view = explore(full_db, ViewState(pct="p99"), catalog)
+    assert view.points.empty or not view.points.simulated.any()
+    assert any("simulated point(s) have no P99" in n and "none is claimed" in n
+               and "choose P90" in n for n in view.notes)
 
 
 def test_at_p50_the_simulation_fills_in_and_says_so(full_db, catalog):

@@ -3,6 +3,7 @@ import json
 import time
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from models import Run
@@ -54,7 +55,29 @@ def test_parameters_and_validation_carried(gb300):
     assert p["efficiency"]["status"] == "calibrated"
     assert "gb300" in p["efficiency"]["origin"]
     assert gb300.validation["overall"]["tpot_mdape"] > 0
-    assert "interactivity_p90" not in gb300.envelope.columns
+    # the spread is modelled and says so, with its held-out error; P99 is not claimed
+    sp = p["spread"]
+    assert sp["status"].startswith("modelled spread")
+    assert sp["percentiles"]["tpot_p90"]["status"] == "modelled"
+    assert sp["percentiles"]["tpot_p90"]["heldout_mdape_pct"] > 0
+    assert sp["percentiles"]["tpot_p99"]["status"].startswith("not modelled")
+    assert "held-out error" in p["percentiles"]
+
+
+def test_p90_columns_follow_the_spread_model(gb300):
+    from opx.simulate import spread
+    pf = gb300.points_frame()
+    assert (pf.tpot_p90_s >= pf.tpot_p50_s).all() and (pf.ttft_p90_s >= pf.ttft_p50_s).all()
+    assert (pf.interactivity_p90 <= pf.interactivity_p50).all()
+    assert np.allclose(pf.interactivity_p90, 1 / pf.tpot_p90_s)
+    k = spread.modelled(spread.load())["tpot_p90"]
+    # an aggregated layout is one instance per replica: C per instance = concurrency / replicas
+    curve = next(c for c in gb300.curves if c.layout == "TP8")
+    pts = curve.points
+    c_inst = pts.concurrency / curve.replicas
+    assert np.allclose(pts.tpot_p90_s, pts.tpot_p50_s * (1 + k * np.log(np.maximum(c_inst, 1))))
+    # the stored envelope keeps the points on the P90 envelope too
+    assert gb300.envelope_p90 is not None and not gb300.envelope_p90.empty
 
 
 def test_to_runs(gb300):
@@ -66,15 +89,21 @@ def test_to_runs(gb300):
     assert run.framework_version == ENGINE_VERSION
     assert run.source.startswith(f"opx-sim {ENGINE_VERSION} (calibration ")
     assert run.label == f"simulated {run.meta['layout']}"
-    assert set(run.meta) == {"engine", "engine_version", "parameters", "validation", "layout"}
+    assert set(run.meta) == {"engine", "engine_version", "parameters", "validation", "layout",
+                             "spread"}
     json.loads(run.meta["parameters"]), json.loads(run.meta["validation"])
+    assert json.loads(run.meta["spread"])["percentiles"]["ttft_p90"]["status"] == "modelled"
+    assert "modelled spread" in run.notes.lower()
     curve = gb300.curves[0]
     pt, row = run.points[0], curve.points.iloc[0]
     g = curve.deployment["gpus_total"]
     assert pt.throughput_total_tok_s == pytest.approx(row.throughput_total_per_gpu * g)
-    assert pt.tpot_p90_s is None and pt.ttft_p90_s is None          # no spread, no p90
+    assert pt.tpot_p90_s == pytest.approx(row.tpot_p90_s) and pt.tpot_p90_s >= pt.tpot_p50_s
+    assert pt.ttft_p90_s == pytest.approx(row.ttft_p90_s)
+    assert pt.tpot_p99_s is None and pt.ttft_p99_s is None and pt.e2e_p90_s is None  # not claimed
     env_runs = gb300.to_runs(envelope_only=True)
-    assert sum(len(r.points) for r in env_runs) == len(gb300.envelope)
+    both = pd.concat([gb300.envelope, gb300.envelope_p90]).drop_duplicates(["layout", "concurrency"])
+    assert sum(len(r.points) for r in env_runs) == len(both)
     assert len({r.run_key() for r in runs}) == len(runs)
 
 
