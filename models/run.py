@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+from math import isfinite as _isfinite
 from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -84,9 +85,23 @@ class Point(_Strict):
     def point_key(self) -> str:
         """Identity of the measurement: the same numbers from the same configuration are one
         point, whichever file they came from."""
-        values = self.model_dump(mode="json", exclude={"source"})
         # 10 significant digits: a value that went through per-GPU division and back, or through
-        # a CSV, is still the same measurement.
+        # a CSV, is still the same measurement. Every field is a plain number, text or None, so
+        # the fields are read directly: model_dump(mode="json") gives the same values at several
+        # times the cost (an import computes a key per point). Non-finite floats, which the JSON
+        # dump would turn into null, take that slow path so the key stays what it always was.
+        values = {}
+        for name in _POINT_KEY_FIELDS:
+            v = self.__dict__[name]
+            if v.__class__ is float:
+                if not _isfinite(v):
+                    return self._point_key_dumped()
+                v = float(f"{v:.10g}")
+            values[name] = v
+        return _hash(values)
+
+    def _point_key_dumped(self) -> str:
+        values = self.model_dump(mode="json", exclude={"source"})
         return _hash({k: float(f"{v:.10g}") if isinstance(v, float) else v
                       for k, v in values.items()})
 
@@ -119,7 +134,28 @@ class Run(_Strict):
     def run_key(self) -> str:
         """Stable id of the configuration: re-importing changes nothing, and points of the same
         configuration from several files join one run."""
-        return _hash(self.model_dump(mode="json", exclude=set(self.NOT_IDENTITY)))
+        # The JSON dump of the identity fields, built directly (as in point_key): the nested
+        # deployment as its dict, the date as ISO text; anything unusual takes the slow path.
+        values = {}
+        for name in _RUN_KEY_FIELDS:
+            v = self.__dict__[name]
+            if v is None or v.__class__ in (str, int, bool):
+                values[name] = v
+            elif v.__class__ is float and _isfinite(v):
+                values[name] = v
+            elif v.__class__ is dt.date:
+                values[name] = v.isoformat()
+            elif v.__class__ is Deployment:
+                values[name] = dict(v.__dict__)
+            elif v.__class__ is dict and all(x.__class__ is str for x in v.values()):
+                values[name] = dict(v)
+            else:
+                return _hash(self.model_dump(mode="json", exclude=set(self.NOT_IDENTITY)))
+        return _hash(values)
+
+
+_POINT_KEY_FIELDS = tuple(f for f in Point.model_fields if f != "source")
+_RUN_KEY_FIELDS = tuple(f for f in Run.model_fields if f not in Run.NOT_IDENTITY)
 
 
 def _hash(data: dict) -> str:

@@ -1,15 +1,21 @@
 """Import files into the store: each file parsed whole, then written, so a bad file never stops
 the good ones and never leaves part of itself behind.
 
-Every file is parsed (and so checked) before anything is written; a file refused at parse time
-writes nothing. The good files are then written in batches, one transaction per batch (a
-transaction per file cost most of an import's time). If a batch's write fails, it is rolled back
-whole and its files are written one by one, each in its own transaction, as before batching.
+A file refused at parse time writes nothing. Many files are parsed by worker processes (parsing is
+pure Python, one core per process), each sending back only the rows to write, as plain tuples,
+while this process writes what has come back. Good files are written in batches, one transaction
+per batch (a transaction per file cost most of an import's time); a batch is written only once all
+its files are parsed. If a batch's write fails, it is rolled back whole and its files are written
+one by one, each in its own transaction, as before batching.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+import multiprocessing
+import os
+import threading
 import time
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import duckdb
@@ -20,21 +26,37 @@ from opx.ingest.core import FileResult, IngestOptions, collect_files, parse_file
 
 Progress = Callable[[int, int, Path], None]
 
-# A batch: at most this many files, or this many points, in one transaction.
-BATCH_FILES = 500
-BATCH_POINTS = 50_000
+# A batch: at most this many files, or this many points, in one transaction. Opening the file
+# for writing costs ~50 ms, so batches are large; a batch of small files is written in well under
+# a second, and readers wait for the lock up to store.LOCK_RETRY_SECONDS.
+BATCH_FILES = 5_000
+BATCH_POINTS = 100_000
 READER_GAP_S = 0.05      # pause between batches, with the lock released
+
+# Worker processes pay off from this many files on (starting them costs ~0.1 s), at most this many.
+PARALLEL_MIN_FILES = 400
+MAX_WORKERS = 8
+CHUNK_FILES = 200        # files per task sent to a worker
 
 
 def import_files(paths: Iterable[str | Path], options: IngestOptions, db: Path, catalog: Catalog,
-                 dry_run: bool = False, progress: Progress | None = None) -> list[FileResult]:
+                 dry_run: bool = False, progress: Progress | None = None,
+                 workers: int | None = None) -> list[FileResult]:
+    """`workers`: parsing processes (None: one per CPU, up to MAX_WORKERS, for large imports;
+    1: parse in this process)."""
     files, results = collect_files(paths)
-    parsed = []
-    for i, path in enumerate(files):
-        parsed.append(parse_file(path, options, catalog))
-        if progress:
-            progress(i + 1, len(files), path)
-    return results + write_results(parsed, db, dry_run)
+    if dry_run:
+        return results + write_results(parse_files(files, options, catalog, progress, workers),
+                                        db, dry_run)
+    parsed: list[FileResult] = []
+
+    def good() -> Iterator[FileResult]:
+        for result in iter_parsed(files, options, catalog, progress, workers):
+            parsed.append(result)
+            if result.ok:
+                yield result
+    _write_batches(good(), Path(db))
+    return results + parsed
 
 
 def import_uploads(uploads: Iterable[tuple[str, bytes]], options: IngestOptions, db: Path,
@@ -45,36 +67,117 @@ def import_uploads(uploads: Iterable[tuple[str, bytes]], options: IngestOptions,
     return write_results(parsed, db, dry_run)
 
 
+# -- parsing ------------------------------------------------------------------------------------
+
+def parse_files(files: list[Path], options: IngestOptions, catalog: Catalog,
+                progress: Progress | None = None, workers: int | None = None
+                ) -> list[FileResult]:
+    return list(iter_parsed(files, options, catalog, progress, workers))
+
+
+def iter_parsed(files: list[Path], options: IngestOptions, catalog: Catalog,
+                progress: Progress | None = None, workers: int | None = None
+                ) -> Iterator[FileResult]:
+    """Every file parsed, in order. With several workers, each result comes back with its runs
+    already turned into rows (`FileResult.rows`) and `runs` left empty."""
+    count = _worker_count(len(files), workers)
+    if count <= 1:
+        for i, path in enumerate(files):
+            yield parse_file(path, options, catalog)
+            if progress:
+                progress(i + 1, len(files), path)
+        return
+    chunks = [files[i:i + CHUNK_FILES] for i in range(0, len(files), CHUNK_FILES)]
+    done = 0
+    # fork: the workers start with the modules and the catalog already loaded (Linux; elsewhere
+    # the platform's default start method re-imports them).
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else None
+    with ProcessPoolExecutor(count, mp_context=multiprocessing.get_context(method),
+                             initializer=_start_worker, initargs=(options, catalog)) as pool:
+        for chunk, results in zip(chunks, pool.map(_parse_chunk, chunks)):
+            yield from results
+            done += len(results)
+            if progress:
+                progress(done, len(files), chunk[-1])
+
+
+def _worker_count(files: int, workers: int | None) -> int:
+    if workers is not None:
+        return max(1, workers)
+    if files < PARALLEL_MIN_FILES:
+        return 1
+    return min(os.cpu_count() or 1, MAX_WORKERS, -(-files // CHUNK_FILES))
+
+
+_WORKER: dict = {}
+
+
+def _start_worker(options: IngestOptions, catalog: Catalog) -> None:
+    _WORKER["options"], _WORKER["catalog"] = options, catalog
+    # A worker whose importer died (killed, say) would wait for work forever: it leaves too.
+    parent = os.getppid()
+
+    def leave_with_parent() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+    threading.Thread(target=leave_with_parent, daemon=True).start()
+
+
+def _parse_chunk(paths: list[Path]) -> list[FileResult]:
+    results = []
+    for path in paths:
+        result = parse_file(path, _WORKER["options"], _WORKER["catalog"])
+        rows_of(result)
+        result.runs = []          # sent back as rows: a pickled Run costs several times more
+        results.append(result)
+    return results
+
+
+def rows_of(result: FileResult) -> list[store.RunRows]:
+    """The rows a parsed file would write (computed once, kept on the result)."""
+    if result.rows is None:
+        result.rows = [store.rows_of(run) for run in result.runs]
+    return result.rows
+
+
+# -- writing ------------------------------------------------------------------------------------
+
 def write_results(parsed: list[FileResult], db: Path, dry_run: bool) -> list[FileResult]:
     good = [r for r in parsed if r.ok]
     if not good:
         return parsed
     if dry_run and not Path(db).exists():
         for r in good:
-            r.runs_added = len(r.runs)
-            r.points_added = sum(len(run.points) for run in r.runs)
+            r.runs_added = len(rows_of(r))
+            r.points_added = sum(len(rows.points) for rows in rows_of(r))
         return parsed
     if dry_run:
         # Each file planned on its own against the stored data, as a dry run always has.
         with store.reading(Path(db)) as con:
             for r in good:
-                _, _, outcome = store.plan_write(con, r.runs)
+                _, _, outcome = store.plan_write(con, rows_of(r))
                 r.runs_added, r.points_added = outcome.runs_added, outcome.points_added
         return parsed
-    # The write lock is taken per batch and released between batches, so dashboard readers (which
-    # retry on the lock) get in while a long import runs.
-    for batch in _batches(good):
-        with store.writing(Path(db)) as con:
-            _write_batch(con, batch)
-        time.sleep(READER_GAP_S)
+    _write_batches(good, Path(db))
     return parsed
 
 
-def _batches(results: list[FileResult]) -> Iterator[list[FileResult]]:
+def _write_batches(good: Iterable[FileResult], db: Path) -> None:
+    # The write lock is taken per batch and released between batches, so dashboard readers (which
+    # retry on the lock) get in while a long import runs.
+    for i, batch in enumerate(_batches(good)):
+        if i:
+            time.sleep(READER_GAP_S)
+        with store.writing(db) as con:
+            _write_batch(con, batch)
+
+
+def _batches(results: Iterable[FileResult]) -> Iterator[list[FileResult]]:
     batch: list[FileResult] = []
     points = 0
     for r in results:
-        n = sum(len(run.points) for run in r.runs)
+        n = sum(len(rows.points) for rows in rows_of(r))
         if batch and (len(batch) >= BATCH_FILES or points + n > BATCH_POINTS):
             yield batch
             batch, points = [], 0
@@ -85,7 +188,7 @@ def _batches(results: list[FileResult]) -> Iterator[list[FileResult]]:
 
 
 def _write_one(con: duckdb.DuckDBPyConnection, r: FileResult) -> None:
-    outcome = store.write_runs(con, r.runs)
+    outcome = store.write_runs(con, rows_of(r))
     r.runs_added, r.points_added = outcome.runs_added, outcome.points_added
 
 
@@ -102,7 +205,7 @@ def _write_batch(con: duckdb.DuckDBPyConnection, batch: list[FileResult]) -> Non
     sources = list(dict.fromkeys(s for r in batch for s in _sources(r)))
     before = _counts_by_source(con, sources)
     try:
-        store.write_runs(con, [run for r in batch for run in r.runs])
+        store.write_runs(con, [rows for r in batch for rows in rows_of(r)])
     except Exception:           # rolled back whole: write the files one by one, as before
         for r in batch:
             _write_one(con, r)
@@ -117,8 +220,8 @@ def _write_batch(con: duckdb.DuckDBPyConnection, batch: list[FileResult]) -> Non
 
 
 def _sources(r: FileResult) -> list[str]:
-    """The sources the store records for a file's points (a point without one takes its run's)."""
-    return list(dict.fromkeys(p.source or run.source for run in r.runs for p in run.points))
+    """The sources the store records for a file's points."""
+    return list(dict.fromkeys(s for rows in rows_of(r) for s in rows.sources))
 
 
 def _counts_by_source(con: duckdb.DuckDBPyConnection, sources: list[str]

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from opx.ingest.base import (FormatError, Record, check_percentile_order, integer, number,
-                             positive_or_none)
+from opx.ingest.base import (FormatError, Record, check_percentile_order, first_line, integer,
+                             number, positive_or_none)
 
 NAME = "aiconfigurator"
 DESCRIPTION = ("AIConfigurator: pareto.csv / best_config_topn.csv (simulated) and "
@@ -62,6 +62,8 @@ _SILICON_MARKERS = ("silicon_ttft_ms", "silicon_tpot_ms")
 
 
 def sniff(path: Path, text: str) -> bool:
+    if text.lstrip("\ufeff")[:1] in ("{", "["):
+        return False            # JSON, not a CSV
     columns = set(_header(text))
     return set(_SIMULATED_MARKERS) <= columns or set(_SILICON_MARKERS) <= columns
 
@@ -83,7 +85,7 @@ def parse(path: Path, text: str) -> list[Record]:
 # -- CSV ------------------------------------------------------------------------------------------
 
 def _header(text: str) -> list[str]:
-    first = text.lstrip("\ufeff").split("\n", 1)[0]
+    first = first_line(text)
     return [cell.strip().strip('"') for cell in first.rstrip("\r").split(",")]
 
 

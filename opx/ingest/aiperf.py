@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from opx.ingest.base import FormatError, Record, integer, loads_lenient
+from opx.ingest.base import WHITESPACE, FormatError, Record, first_line, integer, loads_lenient
 from opx.ingest.genai_perf import (CSV_ROUNDING_NOTE, StatBlock, blocks_from_csv,
                                    blocks_from_json, dig, first_model, load_setting,
                                    sniff_stat_layout, summarize, summary_record)
@@ -46,11 +46,11 @@ def parse(path: Path, text: str) -> list[Record]:
 def _is_per_request_export(text: str) -> bool:
     """`profile_export.jsonl`: one `{"metadata", "metrics": {tag: {value, unit}}, "error"}` per
     line. Only the first line is read."""
-    first_line = text.lstrip().split("\n", 1)[0]
-    if not first_line.startswith("{") or '"metrics"' not in first_line:
+    line = first_line(text, WHITESPACE)
+    if not line.startswith("{") or '"metrics"' not in line:
         return False
     try:
-        record = json.loads(first_line)
+        record = json.loads(line)
     except ValueError:
         return False
     return (isinstance(record, dict) and isinstance(record.get("metadata"), dict)

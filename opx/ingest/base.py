@@ -187,6 +187,17 @@ def check_percentile_order(point: dict[str, Any], where: str) -> None:
                                          "percentiles out of order")
 
 
+WHITESPACE = " \t\r\n\x0b\x0c"
+
+
+def first_line(text: str, strip: str = "\ufeff") -> str:
+    """The first line of `text` after the leading `strip` characters, without copying the rest
+    (sniffers look at a header or a first JSONL record; `split("\\n", 1)` would copy the file)."""
+    start = len(text) - len(text.lstrip(strip)) if text[:1] in strip else 0
+    end = text.find("\n", start)
+    return text[start:] if end < 0 else text[start:end]
+
+
 def first_list_item_has(text: str, keys: tuple[str, ...]) -> bool:
     """Whether `text` is a JSON list whose first item is an object with all `keys` (per-request
     record files); only the first item is decoded, so a large file costs little."""

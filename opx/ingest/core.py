@@ -102,6 +102,9 @@ class FileResult:
     notices: list[str] = field(default_factory=list)
     runs_added: int = 0
     points_added: int = 0
+    # The store's rows for `runs` (opx.store.RunRows), filled by the importer; a file parsed in a
+    # worker process comes back with these and `runs` empty.
+    rows: list[Any] | None = None
 
     @property
     def ok(self) -> bool:

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from opx.ingest.base import (FormatError, Record, check_percentile_order, integer, loads_lenient,
-                             number, positive_or_none)
+from opx.ingest.base import (FormatError, Record, check_percentile_order, first_line, integer,
+                             loads_lenient, number, positive_or_none)
 
 NAME = "genai-perf"
 DESCRIPTION = "NVIDIA GenAI-Perf summary (`*_genai_perf.json` / `*_genai_perf.csv`)"
@@ -326,8 +326,7 @@ def json_layout_owner(path: Path, data: Any) -> str | None:
 
 def csv_layout_owner(path: Path, text: str) -> str | None:
     """Which tool wrote a CSV summary of the shared layout, or None."""
-    first_line = text.lstrip("\ufeff").split("\n", 1)[0]
-    cells = [cell.strip() for cell in first_line.split(",")]
+    cells = [cell.strip() for cell in first_line(text).split(",")]
     if cells[0] != "Metric" or "avg" not in cells:
         return None
     name = path.name.lower()

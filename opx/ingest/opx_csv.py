@@ -12,7 +12,7 @@ import io
 import json
 from pathlib import Path
 
-from opx.ingest.base import FormatError, Record, check_percentile_order, number
+from opx.ingest.base import FormatError, Record, check_percentile_order, first_line, number
 
 NAME = "opx-csv"
 DESCRIPTION = "opx CSV: one row per point with the canonical columns (hardware, model, ...)"
@@ -37,7 +37,9 @@ AGREEMENT = 1e-3     # interactivity and TPOT given together must agree to 0.1%
 
 
 def sniff(path: Path, text: str) -> bool:
-    header = text.lstrip("\ufeff").split("\n", 1)[0]
+    header = first_line(text)
+    if header[:1] in ("{", "["):
+        return False            # JSON, not a CSV header (and splitting it would cost a file)
     cols = {c.strip().strip('"') for c in header.split(",")}
     return set(REQUIRED) <= cols and bool(cols & {"throughput_total_per_gpu",
                                                  "throughput_output_per_gpu",

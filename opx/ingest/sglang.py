@@ -10,8 +10,8 @@ import math
 from pathlib import Path
 from typing import Any, Callable
 
-from opx.ingest.base import (FormatError, Record, check_percentile_order, integer, loads_lenient,
-                             ms_to_s, number, positive_or_none)
+from opx.ingest.base import (WHITESPACE, FormatError, Record, check_percentile_order, first_line,
+                             integer, loads_lenient, ms_to_s, number, positive_or_none)
 
 NAME = "sglang"
 DESCRIPTION = "SGLang `python -m sglang.bench_serving` JSONL (one result per line)"
@@ -38,13 +38,19 @@ BACKEND_FRAMEWORKS = {"sglang": "sglang", "vllm": "vllm", "lmdeploy": "lmdeploy"
 
 def sniff(path: Path, text: str) -> bool:
     """The first line is an object with `completed`, an SGLang-only key, and no vLLM-only key."""
-    first_line = text.lstrip().split("\n", 1)[0]
+    line = first_line(text, WHITESPACE)
     try:
-        first = json.loads(first_line)
-    except (ValueError, RecursionError):
+        # A one-line file is the whole document: decoded once, shared with the other sniffers.
+        first = loads_lenient(text) if _one_line(text) else json.loads(line)
+    except (ValueError, RecursionError, FormatError):
         return False
     return (isinstance(first, dict) and "completed" in first
             and not VLLM_ONLY_KEYS & first.keys() and bool(SGLANG_ONLY_KEYS & first.keys()))
+
+
+def _one_line(text: str) -> bool:
+    end = text.find("\n")
+    return end < 0 or not text[end:].strip()
 
 
 def parse(path: Path, text: str) -> list[Record]:

@@ -71,7 +71,7 @@ def sniff(path: Path, text: str) -> bool:
         first = first[0]
     return (isinstance(first, dict) and "completed" in first
             and ("model_id" in first or "num_prompts" in first)
-            and any(_is_latency_statistic(key) for key in first))
+            and ("mean_ttft_ms" in first or any(_is_latency_statistic(key) for key in first)))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -157,7 +157,10 @@ def _latencies(result: dict[str, Any], at: Callable[[str], str]) -> dict[str, fl
         field, is_median = _latency_field(key)
         if field is None:
             continue
-        seconds = positive_or_none(ms_to_s(value, at(key)))   # 0.0 means "not measured"
+        if (value.__class__ is float or value.__class__ is int) and 0 <= value < math.inf:
+            seconds = value / 1000.0 or None          # the usual case, without number()'s checks
+        else:
+            seconds = positive_or_none(ms_to_s(value, at(key)))   # 0.0 means "not measured"
         (from_median if is_median else explicit)[field] = seconds
     return {**from_median, **explicit}
 
@@ -262,11 +265,15 @@ def _user_keys(result: dict[str, Any]) -> dict[str, str]:
         if key == SWEEP_RUN_KEY:
             after_run_number = True
             continue
-        is_metadata = (isinstance(value, str) and key not in VLLM_TEXT_KEYS
-                       and not key.startswith(VLLM_KEY_PREFIXES))
+        is_metadata = value.__class__ is str and not _is_vllm_text_key(key)
         if is_metadata or (after_run_number and not isinstance(value, (list, dict))):
             found[key] = value if isinstance(value, str) else json.dumps(value)
     return found
+
+
+@functools.lru_cache(maxsize=4096)
+def _is_vllm_text_key(key: str) -> bool:
+    return key in VLLM_TEXT_KEYS or key.startswith(VLLM_KEY_PREFIXES)
 
 
 def _user_facts(result: dict[str, Any], at: Callable[[str], str]) -> dict[str, Any]:

@@ -7,6 +7,9 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
+
+import pytest
 
 from opx import store
 from tests.conftest import ROOT
@@ -89,7 +92,33 @@ def test_a_killed_import_leaves_no_partial_run_and_a_rerun_completes(tmp_path, s
                                   "ON r.id = p.run_id WHERE r.id IS NULL").fetchone()[0]
         assert all(n == 5 for _, n in sizes), "a run was left with part of its points"
         assert orphans == 0
+    # The importer's parsing workers leave with it (400 files are parsed in worker processes).
+    assert _processes_naming(tmp_path / "files", within_s=5) == []
     done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     with store.reading(db) as con:
         assert store.count_runs(con) == (14 + 400, 19 + 400 * 5)
+
+
+def _processes_naming(path: Path, within_s: float) -> list[str]:
+    """Command lines of live processes that name `path` (Linux /proc), waiting up to `within_s`
+    for them to end."""
+    proc = Path("/proc")
+    if not proc.is_dir():
+        pytest.skip("needs /proc to list processes")
+    deadline = time.monotonic() + within_s
+    while True:
+        found = []
+        for entry in proc.iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                state = (entry / "stat").read_text().split(")")[-1].split()[0]
+            except OSError:
+                continue
+            if str(path) in cmdline and state != "Z":
+                found.append(cmdline)
+        if not found or time.monotonic() > deadline:
+            return found
+        time.sleep(0.2)
