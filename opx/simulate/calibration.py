@@ -349,7 +349,12 @@ def ablations(silicon_csv: Path | None = None, catalog=None, max_nfev: int = 40)
     no_treq = {k: p for k, p in PARAMS.items() if k != "t_req"}
     fam_t_layer = dict(no_fw, t_layer=PARAMS["t_layer"][:3] + ("family",))
     variants = [
-        ("this model (0.2.0)", {}),
+        ("this model (0.3.0)", {}),
+        ("without the chunked-prefill iteration wait (as 0.2.0)", {"model": {"ITER_WAIT": 0.0}}),
+        ("wave bursts, no iteration wait: burst x drain^2 / (drain + 0.2 decode time)",
+         {"model": {"BURST_FORM": "wave"}}),
+        ("wave bursts, hinge, no iteration wait: burst x max(drain - 0.2 decode time, 0)",
+         {"model": {"BURST_FORM": "hinge"}}),
         ("without the MTP flag (every row MTP0)", {"mtp_mode": "none"}),
         ("without the TTFT artefact rule", {"artefact_rule": False}),
         ("without per-framework factors", {"params": no_fw}),
@@ -359,7 +364,15 @@ def ablations(silicon_csv: Path | None = None, catalog=None, max_nfev: int = 40)
     ]
     out = []
     for name, kw in variants:
-        df, ov = validate(silicon_csv, catalog, max_nfev, **kw)
+        kw = dict(kw)
+        saved = {k: getattr(M, k) for k in kw.get("model", {})}
+        for k, v in kw.pop("model", {}).items():
+            setattr(M, k, v)
+        try:
+            df, ov = validate(silicon_csv, catalog, max_nfev, **kw)
+        finally:
+            for k, v in saved.items():
+                setattr(M, k, v)
         out.append({"variant": name, **{k: ov[k] for k in (
             "tpot_mdape", "ttft_mdape", "throughput_mdape", "ttft_mdape_all_rows",
             "throughput_mdape_all_rows", "tpot_mdape_all_mtp0")},

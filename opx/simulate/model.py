@@ -22,6 +22,13 @@ SCALE_OUT_ALPHA_MULT = 4.0       # a collective over the scale-out network has 4
 P2P_ALPHA_S = 10e-6              # pipeline-parallel hand-off latency (AIConfigurator's 10 us)
 FP4_BYTES = 0.5625               # NVFP4: 4 bits + one FP8 scale per 16 values
 PREFILL_NET_ETA = 0.7            # prefill collectives move large messages: 70% of the link (assumed)
+# TTFT burst form: "drain" (0.2.0: burst x C s_req / n_pf) or "wave" (requests return in waves
+# spread over WAVE_WINDOW x the decode time; only the drain beyond that window queues)
+BURST_FORM = "drain"
+# chunked prefill in aggregated engines: a new request waits for the running iteration (half a decode
+# step on average) and its prefill chunk shares an iteration with one decode step: + 1.5 T_step
+ITER_WAIT = 1.5
+WAVE_WINDOW = 0.2                # a priori: output lengths drawn in [0.8 L, L] spread a wave over 0.2 L
 
 
 @dataclass
@@ -263,12 +270,23 @@ def evaluate(c, a: Arch, e: Eff, iterations: int = 4, breakdown: bool = True) ->
     # Aggregated engines add a host-side cost per request in flight (t_req x C per instance): the
     # process that schedules the new prefill is also streaming every running request.
     drain = C * s_req / n_pf
-    burst = (np.where(agg, e.burst_agg, e.burst_disagg) * drain
-             + np.where(agg, e.t_req * C / c.n_d + e.ttft_fixed_agg, e.ttft_fixed_disagg))
+    b_fw = np.where(agg, e.burst_agg, e.burst_disagg)
+    fixed = np.where(agg, e.t_req * C / c.n_d + e.ttft_fixed_agg, e.ttft_fixed_disagg)
+
+    def burst_of(tpot):
+        if BURST_FORM == "wave":
+            w = WAVE_WINDOW * (osl - 1) * tpot
+            return b_fw * drain * drain / (drain + w) + fixed
+        if BURST_FORM == "hinge":
+            w = WAVE_WINDOW * (osl - 1) * tpot
+            return b_fw * np.maximum(drain - w, 0.0) + fixed
+        return b_fw * drain + fixed + np.where(agg, ITER_WAIT * tpot * tau, 0.0)
+    burst = burst_of(0.0)
     B = np.minimum(C / c.n_d, cap)
     for it in range(iterations):
         st = decode_step(B, ctx, c, a, e)
         tpot = st["t_step"] / tau
+        burst = burst_of(tpot)
         base = S1 + xfer + burst
         A = base + (osl - 1) * tpot
         Q = np.where(agg, e.q_wait * S_full + (osl - 1) * tpot, e.q_wait * S_full)
@@ -279,6 +297,7 @@ def evaluate(c, a: Arch, e: Eff, iterations: int = 4, breakdown: bool = True) ->
         B = B_new if it == 0 else 0.5 * (B + B_new)
     st = decode_step(B, ctx, c, a, e)
     tpot = st["t_step"] / tau
+    burst = burst_of(tpot)
     A = S1 + xfer + burst + (osl - 1) * tpot
     Q = np.where(agg, e.q_wait * S_full + (osl - 1) * tpot, e.q_wait * S_full)
     lam = _solve_rate(A, Q, lam_max, C)

@@ -118,3 +118,18 @@ def test_per_request_ttft_cost_is_aggregated_only(catalog, r1):
     assert a1 > a0 + 0.05                                # ~64 x 2 ms, less closed-loop feedback
     d0, d1 = M.evaluate(dis, r1, e0)["ttft"][0], M.evaluate(dis, r1, e1)["ttft"][0]
     assert d1 == pytest.approx(d0)
+
+
+def test_chunked_prefill_iteration_wait_is_aggregated_only(catalog, r1, monkeypatch):
+    """0.3.0: an aggregated engine's TTFT adds ITER_WAIT decode steps (1.5: half an iteration's
+    wait, then one iteration shared with decode); a disaggregated prefill pool does not."""
+    assert M.ITER_WAIT == 1.5
+    e = M.Eff(q_wait=0.1, burst_agg=0.1, burst_disagg=0.1, ttft_fixed_agg=0.1, ttft_fixed_disagg=0.1)
+    agg = _row(catalog, conc=1, osl=1000)      # C = 1: no queue, so no closed-loop feedback to speak of
+    dis = _row(catalog, conc=1, osl=1000, agg=0, n_p=1)
+    with_wait_a, with_wait_d = M.evaluate(agg, r1, e), M.evaluate(dis, r1, e)
+    monkeypatch.setattr(M, "ITER_WAIT", 0.0)
+    no_wait_a, no_wait_d = M.evaluate(agg, r1, e), M.evaluate(dis, r1, e)
+    step = with_wait_a["t_step"][0]
+    assert with_wait_a["ttft"][0] - no_wait_a["ttft"][0] == pytest.approx(1.5 * step, rel=0.05)
+    assert with_wait_d["ttft"][0] == pytest.approx(no_wait_d["ttft"][0])
