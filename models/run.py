@@ -6,7 +6,8 @@ import datetime as dt
 import hashlib
 import json
 from math import isfinite as _isfinite
-from typing import ClassVar
+from collections.abc import Callable
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -86,19 +87,13 @@ class Point(_Strict):
         """Identity of the measurement: the same numbers from the same configuration are one
         point, whichever file they came from."""
         # 10 significant digits: a value that went through per-GPU division and back, or through
-        # a CSV, is still the same measurement. Every field is a plain number, text or None, so
-        # the fields are read directly: model_dump(mode="json") gives the same values at several
-        # times the cost (an import computes a key per point). Non-finite floats, which the JSON
-        # dump would turn into null, take that slow path so the key stays what it always was.
-        values = {}
-        for name in _POINT_KEY_FIELDS:
-            v = self.__dict__[name]
-            if v.__class__ is float:
-                if not _isfinite(v):
-                    return self._point_key_dumped()
-                v = float(f"{v:.10g}")
-            values[name] = v
-        return _hash(values)
+        # a CSV, is still the same measurement. The canonical JSON of the fields is written here
+        # directly (an import computes a key per point, and model_dump + json.dumps cost several
+        # times more); tests check it is byte for byte what json.dumps gives. Anything unusual
+        # (a non-finite float, which the JSON dump turns into null) takes the original path.
+        values = self.__dict__
+        text = _json_object([(name, values[name]) for name in _POINT_KEY_FIELDS], _json_float_10g)
+        return _sha16(text) if text is not None else self._point_key_dumped()
 
     def _point_key_dumped(self) -> str:
         values = self.model_dump(mode="json", exclude={"source"})
@@ -134,30 +129,84 @@ class Run(_Strict):
     def run_key(self) -> str:
         """Stable id of the configuration: re-importing changes nothing, and points of the same
         configuration from several files join one run."""
-        # The JSON dump of the identity fields, built directly (as in point_key): the nested
-        # deployment as its dict, the date as ISO text; anything unusual takes the slow path.
-        values = {}
-        for name in _RUN_KEY_FIELDS:
-            v = self.__dict__[name]
-            if v is None or v.__class__ in (str, int, bool):
-                values[name] = v
-            elif v.__class__ is float and _isfinite(v):
-                values[name] = v
-            elif v.__class__ is dt.date:
-                values[name] = v.isoformat()
-            elif v.__class__ is Deployment:
-                values[name] = dict(v.__dict__)
-            elif v.__class__ is dict and all(x.__class__ is str for x in v.values()):
-                values[name] = dict(v)
-            else:
+        # The canonical JSON of the identity fields, written directly as in point_key. Files of
+        # one sweep repeat a configuration, so keys are remembered by the identity's values (the
+        # schema fixes each field's type, so equal values give equal JSON; floats by their exact
+        # bits, since -0.0 == 0.0 but their JSON differs).
+        values = self.__dict__
+        identity = (tuple([v.hex() if (v := values[name]).__class__ is float else v
+                           for name in _RUN_SCALAR_FIELDS]),
+                    tuple(self.deployment.__dict__.values()), tuple(self.meta.items()))
+        key = _RUN_KEYS.get(identity)
+        if key is None:
+            text = _json_object([(name, values[name]) for name in _RUN_KEY_FIELDS], float.__repr__)
+            if text is None:
                 return _hash(self.model_dump(mode="json", exclude=set(self.NOT_IDENTITY)))
-        return _hash(values)
+            if len(_RUN_KEYS) >= 4096:
+                _RUN_KEYS.clear()
+            key = _RUN_KEYS[identity] = _sha16(text)
+        return key
 
 
-_POINT_KEY_FIELDS = tuple(f for f in Point.model_fields if f != "source")
-_RUN_KEY_FIELDS = tuple(f for f in Run.model_fields if f not in Run.NOT_IDENTITY)
+# Field names in the order json.dumps(sort_keys=True) writes them.
+_POINT_KEY_FIELDS = tuple(sorted(f for f in Point.model_fields if f != "source"))
+_RUN_KEY_FIELDS = tuple(sorted(f for f in Run.model_fields if f not in Run.NOT_IDENTITY))
+_RUN_SCALAR_FIELDS = tuple(f for f in _RUN_KEY_FIELDS if f not in ("deployment", "meta"))
+_RUN_KEYS: dict[tuple, str] = {}
+_json_str = json.encoder.encode_basestring_ascii     # what json.dumps uses for text (ensure_ascii)
+
+
+def _json_object(items: list[tuple[str, Any]], float_text: Callable[[float], str]) -> str | None:
+    """json.dumps(dict(items), sort_keys=True, separators=(",", ":")) for items already in key
+    order, as the keys need it: nested models and dicts as objects, dates as ISO text, floats by
+    `float_text`. None for anything else (the caller then takes the model_dump path)."""
+    parts = []
+    for key, v in items:
+        cls = v.__class__
+        if v is None:
+            text = "null"
+        elif cls is str:
+            text = _json_str(v)
+        elif cls is bool:
+            text = "true" if v else "false"
+        elif cls is int:
+            text = int.__repr__(v)
+        elif cls is float:
+            if not _isfinite(v):
+                return None
+            text = float_text(v)
+        elif cls is dt.date:
+            text = '"' + v.isoformat() + '"'
+        elif cls is dict or isinstance(v, BaseModel):
+            inner = v if cls is dict else v.__dict__
+            if any(k.__class__ is not str for k in inner):
+                return None
+            text = _json_object(sorted(inner.items()), float_text)
+            if text is None:
+                return None
+        else:
+            return None
+        parts.append(_json_str(key) + ":" + text)
+    return "{" + ",".join(parts) + "}"
+
+
+def _json_float_10g(v: float) -> str:
+    """json.dumps(float(f"{v:.10g}")) for a finite v, without the round trip: `%g` and float repr
+    agree except that repr writes whole numbers with `.0` and uses exponents only below 1e-4 or
+    from 1e16 (%.10g from 1e10). Near the ends of the float range (subnormals, a rounding that
+    overflows to infinity) the round trip itself is taken."""
+    s = f"{v:.10g}"
+    if "e" in s:
+        exp = int(s[s.index("e") + 1:])
+        if -300 < exp < -4 or 16 <= exp < 300:
+            return s
+        return json.dumps(float(s))
+    return s if "." in s else s + ".0"
 
 
 def _hash(data: dict) -> str:
-    canonical = json.dumps(data, sort_keys=True, separators=(",", ":"))
+    return _sha16(json.dumps(data, sort_keys=True, separators=(",", ":")))
+
+
+def _sha16(canonical: str) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()[:16]

@@ -95,7 +95,9 @@ def iter_parsed(files: list[Path], options: IngestOptions, catalog: Catalog,
     with ProcessPoolExecutor(count, mp_context=multiprocessing.get_context(method),
                              initializer=_start_worker, initargs=(options, catalog)) as pool:
         for chunk, results in zip(chunks, pool.map(_parse_chunk, chunks)):
-            yield from results
+            for path, (format_, error, notices, rows) in zip(chunk, results):
+                yield FileResult(path, format_, error=error, notices=notices,
+                                 rows=[store.RunRows(*r) for r in rows])
             done += len(results)
             if progress:
                 progress(done, len(files), chunk[-1])
@@ -124,13 +126,14 @@ def _start_worker(options: IngestOptions, catalog: Catalog) -> None:
     threading.Thread(target=leave_with_parent, daemon=True).start()
 
 
-def _parse_chunk(paths: list[Path]) -> list[FileResult]:
+def _parse_chunk(paths: list[Path]) -> list[tuple]:
+    """Each file's outcome as plain values (format, error, notices, rows as tuples): unpickling
+    pydantic runs, or even dataclasses and paths, would cost the importer more than parsing."""
     results = []
     for path in paths:
         result = parse_file(path, _WORKER["options"], _WORKER["catalog"])
-        rows_of(result)
-        result.runs = []          # sent back as rows: a pickled Run costs several times more
-        results.append(result)
+        results.append((result.format, result.error, result.notices,
+                        [(r.run_id, r.run, r.points) for r in rows_of(result)]))
     return results
 
 
@@ -202,7 +205,8 @@ def _write_batch(con: duckdb.DuckDBPyConnection, batch: list[FileResult]) -> Non
     # Every point stored from a file carries that file's source (its name and sha256), and the
     # first point of a new run has seq 0: counting both per source before and after the write
     # tells what each file added, without hashing every run and point a second time.
-    sources = list(dict.fromkeys(s for r in batch for s in _sources(r)))
+    per_file = [_sources(r) for r in batch]
+    sources = list(dict.fromkeys(s for file_sources in per_file for s in file_sources))
     before = _counts_by_source(con, sources)
     try:
         store.write_runs(con, [rows for r in batch for rows in rows_of(r)])
@@ -212,8 +216,8 @@ def _write_batch(con: duckdb.DuckDBPyConnection, batch: list[FileResult]) -> Non
         return
     after = _counts_by_source(con, sources)
     claimed: set[str] = set()
-    for r in batch:
-        mine = [s for s in _sources(r) if s not in claimed]
+    for r, file_sources in zip(batch, per_file):
+        mine = [s for s in file_sources if s not in claimed]
         claimed.update(mine)     # a later file with the same source (same name and bytes) adds nothing
         r.runs_added = sum(after.get(s, (0, 0))[0] - before.get(s, (0, 0))[0] for s in mine)
         r.points_added = sum(after.get(s, (0, 0))[1] - before.get(s, (0, 0))[1] for s in mine)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
-import pandas as pd
+import pyarrow as pa
 
 from models import Run
 from opx.errors import StoreError
@@ -262,8 +262,8 @@ def write_runs(con: duckdb.DuckDBPyConnection, runs: Iterable[Run | RunRows]) ->
 
 def _insert(con: duckdb.DuckDBPyConnection, table: str, columns: Sequence[str],
             rows: list[tuple]) -> None:
-    # Columns, not rows: pandas builds a frame from column lists several times faster.
-    frame = pd.DataFrame(dict(zip(columns, (list(c) for c in zip(*rows)))), columns=list(columns))
+    # An Arrow table built from columns: several times cheaper than a pandas frame of rows.
+    frame = pa.Table.from_pydict(dict(zip(columns, (list(c) for c in zip(*rows)))))
     name = f"new_{table}"
     con.register(name, frame)
     try:

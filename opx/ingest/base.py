@@ -60,12 +60,16 @@ class Record:
     where: str = ""            # where in the file this point came from, for error messages
 
     def __post_init__(self) -> None:
-        bad = set(self.run) - set(RUN_KEYS)
+        bad = self.run.keys() - _RUN_KEY_SET
         if bad:
             raise ValueError(f"unknown run keys {sorted(bad)}")
-        bad = set(self.point) - set(POINT_KEYS) - set(PER_GPU_KEYS)
+        bad = self.point.keys() - _POINT_KEY_SET
         if bad:
             raise ValueError(f"unknown point keys {sorted(bad)}")
+
+
+_RUN_KEY_SET = frozenset(RUN_KEYS)
+_POINT_KEY_SET = frozenset(POINT_KEYS) | frozenset(PER_GPU_KEYS)
 
 
 # -- shared parsing helpers ---------------------------------------------------------------------
@@ -168,6 +172,8 @@ def positive_or_none(value: float | None) -> float | None:
 
 
 def integer(value: Any, where: str) -> int | None:
+    if value.__class__ is int and value >= 0:      # the common case, quickly
+        return value
     v = number(value, where)
     if v is None:
         return None
@@ -176,11 +182,14 @@ def integer(value: Any, where: str) -> int | None:
     return int(v)
 
 
+_PERCENTILE_KEYS = tuple((m, tuple((p, f"{m}_{p}_s") for p in ("p50", "p90", "p99")))
+                         for m in ("tpot", "ttft", "e2e"))
+
+
 def check_percentile_order(point: dict[str, Any], where: str) -> None:
     """p50 <= p90 <= p99 for each latency; a file that says otherwise is refused."""
-    for metric in ("tpot", "ttft", "e2e"):
-        values = [(p, point.get(f"{metric}_{p}_s")) for p in ("p50", "p90", "p99")]
-        given = [(p, v) for p, v in values if v is not None]
+    for metric, keys in _PERCENTILE_KEYS:
+        given = [(p, point[key]) for p, key in keys if point.get(key) is not None]
         for (pa, a), (pb, b) in zip(given, given[1:]):
             if a > b * (1 + 1e-9):
                 raise FormatError(where, f"{metric} {pa} ({a:g} s) is above {pb} ({b:g} s): "

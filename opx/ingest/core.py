@@ -12,7 +12,7 @@ import importlib
 import json
 import os
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -119,12 +119,8 @@ def collect_files(paths: Iterable[str | Path]) -> tuple[list[Path], list[FileRes
     for raw in paths:
         p = Path(raw)
         if p.is_dir():
-            found = []
-            for root, dirs, names in os.walk(p):     # symlinked folders are not followed
-                dirs[:] = [d for d in dirs if not d.startswith(".")]
-                found.extend(os.path.join(root, n) for n in names if not n.startswith("."))
-            files.extend(sorted((Path(f) for f in found if os.path.isfile(f)),
-                                key=lambda f: f.parts))
+            found = sorted(_walk(str(p)), key=lambda f: f.split(os.sep))
+            files.extend(map(Path, found))
         elif p.is_file():
             files.append(p)
         else:
@@ -132,18 +128,38 @@ def collect_files(paths: Iterable[str | Path]) -> tuple[list[Path], list[FileRes
     return list(dict.fromkeys(files)), missing
 
 
+def _walk(folder: str) -> Iterator[str]:
+    """Regular files under `folder`, hidden ones and their folders skipped, symlinked folders not
+    followed. scandir's entries know their type, so no file is stat-ed twice."""
+    stack = [folder]
+    while stack:
+        try:
+            entries = list(os.scandir(stack.pop()))
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.name.startswith("."):
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                stack.append(entry.path)
+            elif entry.is_file():
+                yield entry.path
+
+
 def read_text(path: Path, data: bytes | None = None) -> tuple[str, str]:
     """The file's text and its sha256; refuses empty, oversized, binary and non-UTF-8 files."""
     if data is None:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise OpxError(path, "size", f"{size:,} bytes is over the {MAX_FILE_BYTES:,}-byte limit")
-        data = path.read_bytes()
-    elif len(data) > MAX_FILE_BYTES:
+        with open(path, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            if size > MAX_FILE_BYTES:
+                raise OpxError(path, "size",
+                               f"{size:,} bytes is over the {MAX_FILE_BYTES:,}-byte limit")
+            data = fh.read()
+    if len(data) > MAX_FILE_BYTES:
         raise OpxError(path, "size", f"{len(data):,} bytes is over the {MAX_FILE_BYTES:,}-byte limit")
-    if not data.strip():
+    if not data or data.isspace():
         raise OpxError(path, "file", "is empty")
-    if b"\x00" in data[:65536]:
+    if data.find(b"\x00", 0, 65536) >= 0:
         raise OpxError(path, "file", "is binary data, not a text result file")
     try:
         text = data.decode("utf-8-sig")

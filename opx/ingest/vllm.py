@@ -13,7 +13,7 @@ import json
 import math
 import re
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 from opx.ingest.base import (FormatError, Record, check_percentile_order, integer, loads_lenient,
                              loads_lines, ms_to_s, number, positive_or_none)
@@ -153,16 +153,36 @@ def _latencies(result: dict[str, Any], at: Callable[[str], str]) -> dict[str, fl
     statistic, so the median stands in for p50 when 50 was not in --metric-percentiles."""
     explicit: dict[str, float | None] = {}
     from_median: dict[str, float | None] = {}
-    for key, value in result.items():
-        field, is_median = _latency_field(key)
-        if field is None:
-            continue
+    for key, field, is_median in _layout(tuple(result)).latencies:
+        value = result[key]
         if (value.__class__ is float or value.__class__ is int) and 0 <= value < math.inf:
             seconds = value / 1000.0 or None          # the usual case, without number()'s checks
         else:
             seconds = positive_or_none(ms_to_s(value, at(key)))   # 0.0 means "not measured"
         (from_median if is_median else explicit)[field] = seconds
     return {**from_median, **explicit}
+
+
+class _Layout(NamedTuple):
+    """What the keys of a result object mean, worked out once per key layout (every file of one
+    vLLM version has the same keys in the same order)."""
+    latencies: tuple[tuple[str, str, bool], ...]   # (key, canonical field, is a median)
+    user: tuple[tuple[str, bool], ...]             # (key, comes after run_number)
+
+
+@functools.lru_cache(maxsize=256)
+def _layout(keys: tuple[str, ...]) -> _Layout:
+    latencies, user = [], []
+    after_run_number = False
+    for key in keys:
+        field, is_median = _latency_field(key)
+        if field is not None:
+            latencies.append((key, field, is_median))
+        if key == SWEEP_RUN_KEY:
+            after_run_number = True
+        elif after_run_number or not _is_vllm_text_key(key):
+            user.append((key, after_run_number))
+    return _Layout(tuple(latencies), tuple(user))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -260,11 +280,8 @@ def _user_keys(result: dict[str, Any]) -> dict[str, str]:
     """Keys the user added: `--metadata k=v` (string values vLLM does not write itself) and the
     parameters a sweep adds after `run_number`. Values as strings, e.g. `max_num_seqs` -> "4"."""
     found: dict[str, str] = {}
-    after_run_number = False
-    for key, value in result.items():
-        if key == SWEEP_RUN_KEY:
-            after_run_number = True
-            continue
+    for key, after_run_number in _layout(tuple(result)).user:
+        value = result[key]
         is_metadata = value.__class__ is str and not _is_vllm_text_key(key)
         if is_metadata or (after_run_number and not isinstance(value, (list, dict))):
             found[key] = value if isinstance(value, str) else json.dumps(value)

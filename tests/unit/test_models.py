@@ -51,3 +51,61 @@ def test_run_needs_points_and_a_source():
         _run(points=())
     with pytest.raises(ValidationError):
         _run(source="")
+
+
+# -- keys: the fast canonical JSON must be exactly the documented one --------------------------
+# Stored run ids and point keys were computed from model_dump(mode="json") + json.dumps; a key
+# that drifted would duplicate every run and point on the next re-import.
+
+import datetime as dt  # noqa: E402
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+from models.run import _hash  # noqa: E402
+
+_finite = st.floats(allow_nan=False, allow_infinity=False, min_value=1e-300, max_value=1e300)
+_any_float = _finite | st.just(float("inf"))
+_text = st.text(max_size=12)
+
+
+def _documented_point_key(p: Point) -> str:
+    values = p.model_dump(mode="json", exclude={"source"})
+    return _hash({k: float(f"{v:.10g}") if isinstance(v, float) else v for k, v in values.items()})
+
+
+def _documented_run_key(r: Run) -> str:
+    return _hash(r.model_dump(mode="json", exclude=set(Run.NOT_IDENTITY)))
+
+
+@settings(max_examples=400, deadline=None)
+@given(values=st.fixed_dictionaries({}, optional={
+    "concurrency": _finite, "request_rate": _any_float, "tpot_p50_s": _finite,
+    "ttft_p90_s": st.floats(min_value=0, allow_nan=False, allow_infinity=False),
+    "e2e_mean_s": _finite, "throughput_total_tok_s": st.floats(min_value=0, max_value=1e18),
+    "requests_completed": st.integers(0, 10**12), "requests_failed": st.integers(0, 5),
+    "note": _text, "source": _text}))
+def test_point_key_is_the_canonical_json_key(values):
+    p = Point(**values)
+    assert p.point_key() == _documented_point_key(p)
+
+
+@settings(max_examples=200, deadline=None)
+@given(isl=st.none() | st.integers(1, 10**6), phr=st.none() | st.floats(0, 1),
+       date=st.none() | st.dates(), meta=st.dictionaries(_text, _text, max_size=3),
+       label=_text, tp=st.none() | st.integers(1, 64), mtp=st.none() | st.booleans())
+def test_run_key_is_the_canonical_json_key(isl, phr, date, meta, label, tp, mtp):
+    run = Run(hardware="h200", model="deepseek-r1", workload="1k1k", isl=isl, prefix_hit_rate=phr,
+              deployment=Deployment(tp=tp, gpus_total=8, mtp=mtp), provenance="measured",
+              source="s", date=date, meta=meta, label=label, points=(Point(concurrency=1),))
+    assert run.run_key() == _documented_run_key(run)
+
+
+def test_keys_of_known_values_are_unchanged():
+    """Pinned: ids already stored in users' databases and in shared links."""
+    run = Run(hardware="h200", model="deepseek-r1", workload="1k1k", isl=1024, osl=1024,
+              deployment=Deployment(tp=8, gpus_total=8), provenance="measured", source="s",
+              date=dt.date(2026, 1, 2), meta={"k": "v"},
+              points=(Point(concurrency=8, tpot_p50_s=0.0123, throughput_total_tok_s=12345.678,
+                            requests_completed=32, note="é"),))
+    assert run.run_key() == "25fdc13fb2415c10"
+    assert run.points[0].point_key() == "2d66ad275b8479f2"
