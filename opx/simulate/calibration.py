@@ -59,13 +59,15 @@ PARAMS = {
     "alpha_ar": (8e-6, 1e-6, 100e-6, None),
     "alpha_a2a": (15e-6, 1e-6, 300e-6, None),
     "t_step": (1e-3, 20e-6, 20e-3, None),
-    "q_wait": (0.5, 0.01, 50.0, None),
     "burst_agg": (0.2, 1e-3, 5.0, "framework"),
     "burst_disagg": (0.2, 1e-3, 5.0, "framework"),
     "ttft_fixed_agg": (0.05, 1e-3, 2.0, None),
     "ttft_fixed_disagg": (0.1, 1e-3, 2.0, None),
     "t_req": (1e-3, 1e-5, 0.05, None),
 }
+# 0.1.0-0.3.0's M/D/1 prefill queue coefficient (model.QUEUE_FORM "md1"); 0.4.0's batch-service
+# queue has no fitted constant. Kept for the ablation.
+Q_WAIT_PARAM = {"q_wait": (0.5, 0.01, 50.0, None)}
 # calibration-only parameters (not efficiency factors; never used by simulate())
 NUISANCE = {"mtp_accept": (0.7, 0.3, 0.95)}
 PRIOR_SIGMA = np.log(3.0)
@@ -114,7 +116,7 @@ def hw_rows(specs: list, precisions: list[str]) -> dict:
         out["link"].append(h.scale_up_tb_s / 2 * 1e12)
         out["domain"].append(h.domain)
         out["scale_out"].append(h.scale_out_gb_s * 1e9)
-        out["hbm"].append(h.hbm_gb * 1e9)
+        out["hbm"].append(h.hbm_bytes)
         out["s_nr"].append(pb["s_nr"])
         out["s_e"].append(pb["s_e"])
     return {k: np.asarray(v, float) for k, v in out.items()}
@@ -347,14 +349,24 @@ def ablations(silicon_csv: Path | None = None, catalog=None, max_nfev: int = 40)
     (docs/simulator.md, "What each change is worth")."""
     no_fw = {k: p[:3] + (None,) for k, p in PARAMS.items()}
     no_treq = {k: p for k, p in PARAMS.items() if k != "t_req"}
+    no_burst = {k: p for k, p in PARAMS.items() if k not in ("burst_agg", "burst_disagg")}
     fam_t_layer = dict(no_fw, t_layer=PARAMS["t_layer"][:3] + ("family",))
+    fw_fixed = dict(PARAMS, **{k: PARAMS[k][:3] + ("framework",)
+                               for k in ("ttft_fixed_agg", "ttft_fixed_disagg")})
+    md1 = dict(PARAMS, **Q_WAIT_PARAM)
     variants = [
-        ("this model (0.3.0)", {}),
-        ("without the chunked-prefill iteration wait (as 0.2.0)", {"model": {"ITER_WAIT": 0.0}}),
-        ("wave bursts, no iteration wait: burst x drain^2 / (drain + 0.2 decode time)",
-         {"model": {"BURST_FORM": "wave"}}),
-        ("wave bursts, hinge, no iteration wait: burst x max(drain - 0.2 decode time, 0)",
-         {"model": {"BURST_FORM": "hinge"}}),
+        ("this model (0.4.0)", {}),
+        ("HBM read as catalog GB x 1e9 (0.3.0's KV accounting)",
+         {"hardware": {"USE_RUNTIME_MEMORY": False}}),
+        ("without the closed-loop TTFT bound", {"model": {"TTFT_BOUND": False}}),
+        ("M/D/1 prefill queue, fitted q_wait, + 1.5 decode steps (0.3.0's TTFT)",
+         {"model": {"QUEUE_FORM": "md1"}, "params": md1}),
+        ("batch queue, a batch always running (no idle chance)",
+         {"model": {"BATCH_BUSY": "always"}}),
+        ("batch queue without the burst term", {"params": no_burst}),
+        ("per-framework fixed TTFT latency", {"params": fw_fixed}),
+        ("M/D/1 queue, no iteration wait (0.2.0's TTFT)",
+         {"model": {"QUEUE_FORM": "md1", "ITER_WAIT": 0.0}, "params": md1}),
         ("without the MTP flag (every row MTP0)", {"mtp_mode": "none"}),
         ("without the TTFT artefact rule", {"artefact_rule": False}),
         ("without per-framework factors", {"params": no_fw}),
@@ -365,14 +377,18 @@ def ablations(silicon_csv: Path | None = None, catalog=None, max_nfev: int = 40)
     out = []
     for name, kw in variants:
         kw = dict(kw)
-        saved = {k: getattr(M, k) for k in kw.get("model", {})}
-        for k, v in kw.pop("model", {}).items():
-            setattr(M, k, v)
+        from opx.simulate import hardware as H
+        patches = [(M, kw.pop("model", {})), (H, kw.pop("hardware", {}))]
+        saved = [(mod, {k: getattr(mod, k) for k in d}) for mod, d in patches]
+        for mod, d in patches:
+            for k, v in d.items():
+                setattr(mod, k, v)
         try:
             df, ov = validate(silicon_csv, catalog, max_nfev, **kw)
         finally:
-            for k, v in saved.items():
-                setattr(M, k, v)
+            for mod, d in saved:
+                for k, v in d.items():
+                    setattr(mod, k, v)
         out.append({"variant": name, **{k: ov[k] for k in (
             "tpot_mdape", "ttft_mdape", "throughput_mdape", "ttft_mdape_all_rows",
             "throughput_mdape_all_rows", "tpot_mdape_all_mtp0")},

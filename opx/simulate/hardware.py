@@ -33,6 +33,22 @@ SCALE_OUT_GB_S = 50.0
 # (SGLang ran DeepSeek-R1 FP8 as TP4 and DEP4 on 4 GB200s: 168-180 GB of weights in 186 GB).
 HBM_USABLE = 0.96
 HBM_RESERVE_GB = 2.0
+# Memory the runtime sees per GPU, in bytes (0.4.0). GPU memory "GB" figures are binary units: an
+# HBM stack holds 2^30-byte multiples, and AIConfigurator's system YAMLs (reference §3), which give
+# what the driver reports, store H100 80 GiB = 85,899,345,920 B, H200 141 GiB = 151,397,597,184 B,
+# B200 180 GiB, GB200 189,471 MiB, GB300 284,208 MiB, B300 275,040 MiB. 0.1.0-0.3.0 read the catalog's
+# `hbm_gb` as 10^9 bytes, 7.4 % short on H100/H200/B200 (B200: 180e9 instead of 193.3e9 B, 13.3 GB
+# per GPU) and 6.8 % on GB200 (186e9 instead of 198.7e9 B). A GPU without a reported figure keeps the
+# catalog value x 10^9 (conservative; `hbm_source` says which was used).
+USE_RUNTIME_MEMORY = True      # False: 0.3.0's accounting (catalog GB x 1e9), for the ablation
+RUNTIME_MEMORY_BYTES = {
+    "h100": 80 * 2**30,
+    "h200": 141 * 2**30,
+    "b200": 180 * 2**30,
+    "gb200-nvl72": 189_471 * 2**20,
+    "gb300-nvl72": 284_208 * 2**20,
+    "b300": 275_040 * 2**20,
+}
 
 
 @dataclass(frozen=True)
@@ -44,6 +60,8 @@ class HwSpec:
     fp8_pflops: float
     bf16_pflops: float
     hbm_gb: float
+    hbm_bytes: float          # memory the runtime sees (RUNTIME_MEMORY_BYTES), else hbm_gb x 1e9
+    hbm_source: str
     hbm_tb_s: float
     scale_up_tb_s: float      # bidirectional per GPU (catalog convention)
     domain: int
@@ -68,9 +86,14 @@ def hw_spec(hw: Hardware, fp4_dense_pflops: float | None = None,
     if hbm_tb_s is not None:
         bw = float(hbm_tb_s)
         assumed.append("hbm_tb_s (knob override)")
+    runtime = USE_RUNTIME_MEMORY and hw.slug in RUNTIME_MEMORY_BYTES
     return HwSpec(slug=hw.slug, family=FAMILY.get(hw.slug, "other"), system_gpus=hw.system_gpus,
                   fp4_pflops=fp4, fp8_pflops=hw.fp8_dense_pflops.value,
-                  bf16_pflops=hw.bf16_dense_pflops.value, hbm_gb=hw.hbm_gb.value, hbm_tb_s=bw,
+                  bf16_pflops=hw.bf16_dense_pflops.value, hbm_gb=hw.hbm_gb.value,
+                  hbm_bytes=float(RUNTIME_MEMORY_BYTES[hw.slug] if runtime else hw.hbm_gb.value * 1e9),
+                  hbm_source=("runtime-reported bytes (AIConfigurator system YAML)" if runtime else
+                              "catalog hbm_gb x 1e9 (no runtime figure; conservative)"),
+                  hbm_tb_s=bw,
                   scale_up_tb_s=hw.scale_up_tb_s.value, domain=int(hw.nvlink_domain.value),
                   scale_out_gb_s=SCALE_OUT_GB_S, power_w=hw.power_w_all_in.value,
                   assumed=tuple(assumed))

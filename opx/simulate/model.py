@@ -29,6 +29,14 @@ BURST_FORM = "drain"
 # step on average) and its prefill chunk shares an iteration with one decode step: + 1.5 T_step
 ITER_WAIT = 1.5
 WAVE_WINDOW = 0.2                # a priori: output lengths drawn in [0.8 L, L] spread a wave over 0.2 L
+# prefill queue form: "md1" (0.1.0-0.3.0: q_wait x S_full x u/(1-u), fitted q_wait) or "batch"
+# (0.4.0: a batch-service queue; a request waits half the running batch on average, then its own batch,
+# whose length grows with the requests that arrived meanwhile: no fitted constant)
+QUEUE_FORM = "batch"
+BATCH_BUSY = "rate"              # "rate": a batch is running with probability min(lam S1 / n, 1); "always"
+# closed-loop bound on TTFT: no request waits for more than the other C - 1 requests' prefills (each
+# alone) and, when the decode pool is full, the decode lifetimes ahead of it
+TTFT_BOUND = True
 
 
 @dataclass
@@ -237,6 +245,18 @@ def prefill_batch_time(j, c, a: Arch, e: Eff):
     return t + ar + a2a + e.t_layer * a.layers + e.t_step
 
 
+def batch_queue_terms(S1, S0, t_it, busy):
+    """Batch-service prefill queue (0.4.0). A batch's length is S0 + t_it + j s_m (S0: the fixed
+    part of a prefill batch, t_it: the decode step an aggregated engine's iteration also carries,
+    s_m = S1 - S0 per request); a request finds a batch running with probability `busy` and then
+    waits half of it on average before its own batch starts:
+        TTFT_prefill = (1 + busy/2) (S1 + t_it + (S0 + t_it) u/(1-u))
+    (the batch's fixed part is stretched by the requests arriving meanwhile, u = lambda s_m / n).
+    Returns (extra time at u = 0 over S1, coefficient of u/(1-u)) for the closed-loop solver."""
+    k = 1.0 + 0.5 * busy
+    return k * (S1 + t_it) - S1, k * (S0 + t_it)
+
+
 def _solve_rate(A, Q, lam_max, C):
     """Closed loop: the request rate lam with lam (A + Q u / (1 - u)) = C, u = lam / lam_max,
     i.e. the root in (0, lam_max) of lam^2 (Q - A)/lam_max + lam (A + C/lam_max) - C = 0."""
@@ -280,29 +300,43 @@ def evaluate(c, a: Arch, e: Eff, iterations: int = 4, breakdown: bool = True) ->
         if BURST_FORM == "hinge":
             w = WAVE_WINDOW * (osl - 1) * tpot
             return b_fw * np.maximum(drain - w, 0.0) + fixed
+        if QUEUE_FORM == "batch":        # the iteration wait is inside the batch-service queue
+            return b_fw * drain + fixed
         return b_fw * drain + fixed + np.where(agg, ITER_WAIT * tpot * tau, 0.0)
+
+    # batch-service queue: a batch of j requests takes S(j) = S0 + j s_m (S0: weight reads, per-layer
+    # and per-step costs; s_m: the marginal request), interpolated between S1 and S_full; aggregated
+    # engines prefill inside a decode iteration, so their batch also carries one decode step.
+    s_m = np.where(j_full > 1, (S_full - S1) / np.maximum(j_full - 1, 1), S1)
+    S0 = np.maximum(S1 - s_m, 0.0)
+
+    def queue_of(tpot, lam_prev):
+        """(extra TTFT at u = 0, coefficient of u/(1-u)) of the prefill queue."""
+        if QUEUE_FORM == "batch":
+            t_it = np.where(agg, tpot * tau, 0.0)
+            busy = np.minimum(lam_prev * (S1 + t_it) / n_pf, 1.0)  # chance a batch is running
+            if BATCH_BUSY == "always":
+                busy = np.ones_like(busy)
+            return batch_queue_terms(S1, S0, t_it, busy)
+        return 0.0 * S1, e.q_wait * S_full
+
     burst = burst_of(0.0)
     B = np.minimum(C / c.n_d, cap)
-    for it in range(iterations):
+    lam = C / np.maximum(S1 + xfer + burst, 1e-9) * 0.0
+    for it in range(iterations + 1):
         st = decode_step(B, ctx, c, a, e)
         tpot = st["t_step"] / tau
         burst = burst_of(tpot)
-        base = S1 + xfer + burst
-        A = base + (osl - 1) * tpot
-        Q = np.where(agg, e.q_wait * S_full + (osl - 1) * tpot, e.q_wait * S_full)
+        q0, qc = queue_of(tpot, lam)
+        A = S1 + xfer + burst + q0 + (osl - 1) * tpot
+        Q = np.where(agg, qc + (osl - 1) * tpot, qc)
         lam = _solve_rate(A, Q, lam_max, C)
         u = lam / lam_max
         tpot_eff = np.where(agg, tpot / np.maximum(1 - u, 1e-9), tpot)
+        if it == iterations:
+            break
         B_new = np.minimum(lam * (osl - 1) * tpot_eff / c.n_d, cap)
         B = B_new if it == 0 else 0.5 * (B + B_new)
-    st = decode_step(B, ctx, c, a, e)
-    tpot = st["t_step"] / tau
-    burst = burst_of(tpot)
-    A = S1 + xfer + burst + (osl - 1) * tpot
-    Q = np.where(agg, e.q_wait * S_full + (osl - 1) * tpot, e.q_wait * S_full)
-    lam = _solve_rate(A, Q, lam_max, C)
-    u = lam / lam_max
-    tpot_eff = np.where(agg, tpot / np.maximum(1 - u, 1e-9), tpot)
     # decode slots full (KV capacity): the decode pool sets the rate, the rest waits for a slot
     need = lam * (osl - 1) * tpot_eff / c.n_d
     kv_bound = need > cap * 1.0001
@@ -313,6 +347,17 @@ def evaluate(c, a: Arch, e: Eff, iterations: int = 4, breakdown: bool = True) ->
     tpot_eff = np.where(agg, tpot / np.maximum(1 - u, 1e-9), tpot)
     ttft = C / np.maximum(lam, 1e-12) - (osl - 1) * tpot_eff   # Little's law
     ttft = np.maximum(ttft, S1 + xfer)
+    if TTFT_BOUND:
+        # closed loop: at most C - 1 other requests are in the system. A new request can wait for
+        # each of their prefills (served one at a time: S1 each, batching only helps) and, if the
+        # decode pool holds fewer than C sequences, for the decode lifetimes ahead of it.
+        slots = np.maximum(c.n_d * np.floor(cap), 0.0)
+        rounds = np.where(slots >= 1, np.ceil(np.maximum(C - slots, 0.0) / np.maximum(slots, 1.0)), C - 1)
+        bound = (burst + S1 + xfer + np.maximum(C - 1, 0.0) * S1 / n_pf
+                 + rounds * (osl - 1) * tpot_eff)
+        capped = ttft > bound
+        ttft = np.where(capped, bound, ttft)
+        lam = np.where(capped, C / np.maximum(bound + (osl - 1) * tpot_eff, 1e-12), lam)
     gpus = np.where(agg, c.n_d * Gd, c.n_d * Gd + c.n_p * c.p_tp * c.p_dp)
     e2e = ttft + (osl - 1) * tpot_eff
     comps = {k: st[k] for k in ("t_mem", "t_compute", "t_comm", "t_overhead")}

@@ -88,7 +88,7 @@ def test_kv_capacity(catalog, r1):
     c = _row(catalog)
     cap, budget = M.kv_capacity(r1, c, 2048)
     weights = (R1_NR + 256 * R1_PE) / 8
-    expect_budget = 141e9 * 0.96 - 2e9 - weights
+    expect_budget = 141 * 2**30 * 0.96 - 2e9 - weights      # 0.4.0: 141 GiB, as the runtime sees it
     assert budget[0] == pytest.approx(expect_budget)
     assert cap[0] == pytest.approx(expect_budget / (35136 * 2048))
 
@@ -124,6 +124,7 @@ def test_chunked_prefill_iteration_wait_is_aggregated_only(catalog, r1, monkeypa
     """0.3.0: an aggregated engine's TTFT adds ITER_WAIT decode steps (1.5: half an iteration's
     wait, then one iteration shared with decode); a disaggregated prefill pool does not."""
     assert M.ITER_WAIT == 1.5
+    monkeypatch.setattr(M, "QUEUE_FORM", "md1")     # 0.4.0's batch queue carries the step itself
     e = M.Eff(q_wait=0.1, burst_agg=0.1, burst_disagg=0.1, ttft_fixed_agg=0.1, ttft_fixed_disagg=0.1)
     agg = _row(catalog, conc=1, osl=1000)      # C = 1: no queue, so no closed-loop feedback to speak of
     dis = _row(catalog, conc=1, osl=1000, agg=0, n_p=1)
@@ -133,3 +134,72 @@ def test_chunked_prefill_iteration_wait_is_aggregated_only(catalog, r1, monkeypa
     step = with_wait_a["t_step"][0]
     assert with_wait_a["ttft"][0] - no_wait_a["ttft"][0] == pytest.approx(1.5 * step, rel=0.05)
     assert with_wait_d["ttft"][0] == pytest.approx(no_wait_d["ttft"][0])
+
+
+def test_runtime_memory_bytes(catalog):
+    """0.4.0: GPU memory figures are binary units; the runtime-reported bytes are used."""
+    assert hw_spec(catalog.hardware["b200"]).hbm_bytes == 180 * 2**30 == 193_273_528_320
+    assert hw_spec(catalog.hardware["h200"]).hbm_bytes == 151_397_597_184      # AIC h200_sxm.yaml
+    assert hw_spec(catalog.hardware["gb200-nvl72"]).hbm_bytes == 189_471 * 2**20 == 198_674_743_296
+    assert hw_spec(catalog.hardware["vr-nvl72"]).hbm_bytes == 288e9       # no runtime figure: GB x 1e9
+
+
+def test_gb200_dep4_fp8_holds_its_measured_batch(catalog, r1, monkeypatch):
+    """SGLang ran R1 FP8 with a 4-GPU decode pool (attention DP4, MoE TP4) on GB200 at C = 128,
+    1k/1k. By hand: weights per GPU = NR + 256 P_e / 4 = 16.55 + 163.6 = 180.2 GB; KV budget =
+    0.96 x 198.67 GB - 2 GB - 180.2 GB = 8.57 GB; one sequence of 0.9 x 2048 = 1843 tokens holds
+    1843 x 35,136 B = 64.8 MB, so 132 per rank, 529 over the 4 ranks. Read as 186e9 bytes the
+    budget is -3.6 GB: no room at all (0.3.0's bug)."""
+    c = _row(catalog, hw="gb200-nvl72", d_tp=1, d_dp=4, d_ep=1, d_moetp=4, isl=921.5, osl=921.5)
+    w = R1_NR + 256 * R1_PE / 4
+    budget = 0.96 * 189_471 * 2**20 - 2e9 - w
+    cap, b = M.kv_capacity(r1, c, np.array([1843.0]))
+    assert b[0] == pytest.approx(budget)
+    assert cap[0] == pytest.approx(budget / (1843 * 35136) * 4)
+    assert 520 < cap[0] < 540 and cap[0] >= 128
+    from opx.simulate import hardware as H
+    monkeypatch.setattr(H, "USE_RUNTIME_MEMORY", False)
+    c0 = M.rows(**hw_rows([hw_spec(catalog.hardware["gb200-nvl72"])], ["fp8"]),
+                **{k: getattr(c, k) for k in M.ROW_FIELDS if k not in (
+                    "bw", "p_e", "p_nr", "p_att", "link", "domain", "scale_out", "hbm", "s_nr", "s_e")})
+    assert M.kv_capacity(r1, c0, np.array([1843.0]))[1][0] < 0
+
+
+def test_batch_queue_terms_by_hand():
+    """S1 = 0.1 s, S0 = 0.04 s, one decode step 0.02 s, a batch always running: the request waits
+    half a batch, then its own: 1.5 (S1 + t) = 0.18 s at u = 0, i.e. 0.08 s over S1, and the
+    batch's fixed part 0.06 s is stretched by u/(1-u) with coefficient 1.5 x 0.06 = 0.09 s."""
+    q0, qc = M.batch_queue_terms(np.array(0.1), np.array(0.04), np.array(0.02), np.array(1.0))
+    assert q0 == pytest.approx(0.08) and qc == pytest.approx(0.09)
+    # at u = 0.5 the prefill part of TTFT is S1 + q0 + qc = 0.27 s
+    assert 0.1 + q0 + qc * 0.5 / 0.5 == pytest.approx(0.27)
+    # an idle server (busy = 0): the request is prefilled at once, S1 + t
+    q0, qc = M.batch_queue_terms(np.array(0.1), np.array(0.04), np.array(0.0), np.array(0.0))
+    assert q0 == pytest.approx(0.0) and qc == pytest.approx(0.04)
+
+
+def test_batch_queue_in_evaluate_at_low_load(catalog, r1):
+    """A disaggregated C = 1 request: TTFT = fixed + S1 + KV hand-off + (busy/2)(S1) with busy =
+    lambda S1 (one request in the loop), so within a few % of fixed + S1 + xfer."""
+    e = M.Eff(burst_disagg=0.0, ttft_fixed_disagg=0.1)
+    c = _row(catalog, conc=1, osl=1000, agg=0, n_p=1)
+    out = M.evaluate(c, r1, e)
+    s1 = out["s1"][0]
+    xfer = 1000 * r1.kv_bytes_per_token / c.link[0]
+    e2e = out["ttft"][0] + 999 * out["tpot"][0]
+    busy = s1 / e2e                                 # lambda = 1 / e2e, n = 1
+    assert out["ttft"][0] == pytest.approx(0.1 + s1 + xfer + 0.5 * busy * s1, rel=0.02)
+
+
+def test_ttft_bounded_by_the_closed_loop(catalog, r1):
+    """A decode pool with no KV room used to give TTFT ~1e12 s; the closed-loop bound caps it at
+    the other C - 1 requests' prefills (S1 each) and decode lifetimes: fixed + C S1 +
+    (C - 1)(OSL - 1) TPOT."""
+    e = M.Eff(burst_agg=0.0, t_req=0.0, ttft_fixed_agg=0.1)
+    c = _row(catalog, conc=3, osl=100)
+    c.hbm = np.array([1e9])                         # weights do not fit: no KV room
+    out = M.evaluate(c, r1, e)
+    assert out["capacity_per_instance"][0] == 0
+    want = 0.1 + 3 * out["s1"][0] + 2 * 99 * out["tpot"][0]
+    assert out["ttft"][0] == pytest.approx(want)
+    assert np.isfinite(out["rate"][0]) and out["rate"][0] > 0
