@@ -92,7 +92,8 @@ class Point(_Strict):
         # times more); tests check it is byte for byte what json.dumps gives. Anything unusual
         # (a non-finite float, which the JSON dump turns into null) takes the original path.
         values = self.__dict__
-        text = _json_object([(name, values[name]) for name in _POINT_KEY_FIELDS], _json_float_10g)
+        text = _json_object([(prefix, values[name]) for name, prefix in _POINT_KEY_PREFIXES],
+                            _json_float_10g)
         return _sha16(text) if text is not None else self._point_key_dumped()
 
     def _point_key_dumped(self) -> str:
@@ -139,7 +140,8 @@ class Run(_Strict):
                     tuple(self.deployment.__dict__.values()), tuple(self.meta.items()))
         key = _RUN_KEYS.get(identity)
         if key is None:
-            text = _json_object([(name, values[name]) for name in _RUN_KEY_FIELDS], float.__repr__)
+            text = _json_object([(prefix, values[name]) for name, prefix in _RUN_KEY_PREFIXES],
+                                float.__repr__)
             if text is None:
                 return _hash(self.model_dump(mode="json", exclude=set(self.NOT_IDENTITY)))
             if len(_RUN_KEYS) >= 4096:
@@ -151,42 +153,46 @@ class Run(_Strict):
 # Field names in the order json.dumps(sort_keys=True) writes them.
 _POINT_KEY_FIELDS = tuple(sorted(f for f in Point.model_fields if f != "source"))
 _RUN_KEY_FIELDS = tuple(sorted(f for f in Run.model_fields if f not in Run.NOT_IDENTITY))
+_POINT_KEY_PREFIXES = tuple((f, json.dumps(f) + ":") for f in _POINT_KEY_FIELDS)
+_RUN_KEY_PREFIXES = tuple((f, json.dumps(f) + ":") for f in _RUN_KEY_FIELDS)
 _RUN_SCALAR_FIELDS = tuple(f for f in _RUN_KEY_FIELDS if f not in ("deployment", "meta"))
 _RUN_KEYS: dict[tuple, str] = {}
 _json_str = json.encoder.encode_basestring_ascii     # what json.dumps uses for text (ensure_ascii)
 
 
 def _json_object(items: list[tuple[str, Any]], float_text: Callable[[float], str]) -> str | None:
-    """json.dumps(dict(items), sort_keys=True, separators=(",", ":")) for items already in key
-    order, as the keys need it: nested models and dicts as objects, dates as ISO text, floats by
-    `float_text`. None for anything else (the caller then takes the model_dump path)."""
+    """json.dumps(dict, sort_keys=True, separators=(",", ":")) for (prefix, value) items already in
+    key order, each prefix the key's JSON and a colon: nested models and dicts as objects, dates as
+    ISO text, floats by `float_text`. None for anything else (the caller then takes the model_dump
+    path)."""
     parts = []
-    for key, v in items:
+    for prefix, v in items:
         cls = v.__class__
         if v is None:
-            text = "null"
-        elif cls is str:
-            text = _json_str(v)
-        elif cls is bool:
-            text = "true" if v else "false"
-        elif cls is int:
-            text = int.__repr__(v)
+            parts.append(prefix + "null")
         elif cls is float:
             if not _isfinite(v):
                 return None
-            text = float_text(v)
+            parts.append(prefix + float_text(v))
+        elif cls is str:
+            parts.append(prefix + _json_str(v))
+        elif cls is int:
+            parts.append(prefix + int.__repr__(v))
+        elif cls is bool:
+            parts.append(prefix + ("true" if v else "false"))
         elif cls is dt.date:
-            text = '"' + v.isoformat() + '"'
+            parts.append(prefix + '"' + v.isoformat() + '"')
         elif cls is dict or isinstance(v, BaseModel):
             inner = v if cls is dict else v.__dict__
             if any(k.__class__ is not str for k in inner):
                 return None
-            text = _json_object(sorted(inner.items()), float_text)
+            text = _json_object([(_json_str(k) + ":", x) for k, x in sorted(inner.items())],
+                                float_text)
             if text is None:
                 return None
+            parts.append(prefix + text)
         else:
             return None
-        parts.append(_json_str(key) + ":" + text)
     return "{" + ",".join(parts) + "}"
 
 

@@ -189,11 +189,15 @@ _PERCENTILE_KEYS = tuple((m, tuple((p, f"{m}_{p}_s") for p in ("p50", "p90", "p9
 def check_percentile_order(point: dict[str, Any], where: str) -> None:
     """p50 <= p90 <= p99 for each latency; a file that says otherwise is refused."""
     for metric, keys in _PERCENTILE_KEYS:
-        given = [(p, point[key]) for p, key in keys if point.get(key) is not None]
-        for (pa, a), (pb, b) in zip(given, given[1:]):
-            if a > b * (1 + 1e-9):
+        pa = a = None
+        for pb, key in keys:
+            b = point.get(key)
+            if b is None:
+                continue
+            if a is not None and a > b * (1 + 1e-9):
                 raise FormatError(where, f"{metric} {pa} ({a:g} s) is above {pb} ({b:g} s): "
                                          "percentiles out of order")
+            pa, a = pb, b
 
 
 WHITESPACE = " \t\r\n\x0b\x0c"

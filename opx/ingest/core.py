@@ -330,10 +330,10 @@ def _bool_fact(shown: str, facts: dict, key: str) -> bool | None:
     raise OpxError(shown, key, f"expected true or false, got `{value}`")
 
 
-def _workload(shown: str, facts: dict, catalog: Catalog, notices: list[str]) -> str:
-    if facts.get("workload"):
-        return _slug(shown, "workload", facts["workload"], catalog.resolve_workload, notices)
-    isl, osl = facts.get("isl"), facts.get("osl")
+def _workload(shown: str, stated: Any, isl: int | None, osl: int | None, catalog: Catalog,
+              notices: list[str]) -> str:
+    if stated:
+        return _slug(shown, "workload", stated, catalog.resolve_workload, notices)
     if isl and osl:
         for slug, w in catalog.workloads.items():
             if (abs(isl - w.isl) <= WORKLOAD_TOLERANCE * w.isl
@@ -379,7 +379,7 @@ def _run(shown: str, where: str, facts: dict, meta: dict, recs: Sequence[Record]
                   catalog.resolve_model, notices, path_like=True)
     isl = _int_or_round(facts.get("isl"))
     osl = _int_or_round(facts.get("osl"))
-    workload = _workload(shown, {**facts, "isl": isl, "osl": osl}, catalog, notices)
+    workload = _workload(shown, facts.get("workload"), isl, osl, catalog, notices)
     prefill = _int_fact(shown, facts, "gpus_prefill")
     decode = _int_fact(shown, facts, "gpus_decode")
     gpus = _int_fact(shown, facts, "gpus_total")
@@ -406,7 +406,7 @@ def _run(shown: str, where: str, facts: dict, meta: dict, recs: Sequence[Record]
     points = []
     for rec in recs:
         values = dict(rec.point)
-        for key in PER_GPU_KEYS:
+        for key in (PER_GPU_KEYS if not values.keys().isdisjoint(PER_GPU_KEYS) else ()):
             per_gpu = values.pop(key, None)
             if per_gpu is not None:
                 total_key = key.replace("_per_gpu", "_tok_s")

@@ -34,6 +34,7 @@ PERCENTILES = ("p50", "p90", "p99")
 # Tags whose presence as a `{unit, avg}` block marks a summary of this layout.
 SUMMARY_TAGS = ("request_latency", "time_to_first_token", "inter_token_latency",
                 "output_token_throughput", "request_throughput", "request_count")
+_SUMMARY_TAG_SET = frozenset(SUMMARY_TAGS)
 # Whole-run metrics (a single `avg`), read for throughputs, counts and workload facts.
 SYSTEM_TAGS = ("output_token_throughput", "total_token_throughput", "input_token_throughput",
                "request_throughput", "request_count", "error_request_count",
@@ -309,8 +310,9 @@ def json_layout_owner(path: Path, data: Any) -> str | None:
     """Which tool wrote a JSON summary of the shared layout: "aiperf", "genai-perf" or None (not
     this layout). AIPerf's flat layout copied GenAI-Perf's, so the owner is told by AIPerf's own
     keys, then by the file name."""
-    if not isinstance(data, dict):
-        return None
+    if not isinstance(data, dict) or (data.keys().isdisjoint(_SUMMARY_TAG_SET)
+                                      and "records" not in data):
+        return None                          # the usual answer for other tools' files, quickly
     records = data.get("records")
     if isinstance(records, dict) and any(is_stat_block(v) for v in records.values()):
         return "aiperf"                      # the old nested layout: only AIPerf wrote it

@@ -37,6 +37,7 @@ _FIGURE_KEYS = ("tput_per_gpu", "metrics", "request_metrics", "total_tput_tps", 
 # metrics under these names).
 _FOREIGN_KEYS = ("time_to_first_token", "request_latency", "records", "input_config")
 _MS_KEY = re.compile(r'_ms"\s*:')
+_QUOTED_FIGURE_KEY = re.compile("|".join(re.escape(f'"{key}"') for key in _FIGURE_KEYS))
 
 # Statistics as the rows spell them: `median_` is vLLM's word, `p50` AgentX v3's; both are the
 # 50th percentile. Other percentiles InferenceX writes (p75, p95, p99.9) have no place in a Point.
@@ -68,7 +69,7 @@ _AGENTIC_NOTE = ("AgentX throughputs are the file's system totals; its per-GPU f
 
 def sniff(path: Path, text: str) -> bool:
     head = text.lstrip("\ufeff \t\r\n")[:1]
-    if head not in ("{", "[") or not any(f'"{key}"' in text for key in _FIGURE_KEYS):
+    if head not in ("{", "[") or not _QUOTED_FIGURE_KEY.search(text):
         return False
     try:
         data = json.loads(text)
