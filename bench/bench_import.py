@@ -19,6 +19,8 @@ from pathlib import Path
 
 from _common import Figure, Timer, arg_int, emit
 
+import pandas  # noqa: F401  (DuckDB loads it on the first Arrow insert: loaded before the clock like every module)
+
 from opx import store
 from opx.catalog import load_catalog
 from opx.importer import import_files

@@ -1,0 +1,84 @@
+"""The importer's fast paths change nothing a user can see: parsing in worker processes and
+writing in batches give exactly the per-file outcome and the stored tables of parsing and writing
+one file at a time."""
+import json
+import shutil
+
+import pytest
+
+from opx import importer, store
+from opx.catalog import load_catalog
+from opx.ingest.core import IngestOptions
+from tests.conftest import ROOT
+
+FIXTURES = ROOT / "tests" / "fixtures"
+
+
+def _vllm_result(i: int) -> dict:
+    """A small vLLM result with --metadata; ten files (concurrencies) per configuration."""
+    conc = 2 ** (i % 10)
+    tpot = 8.0 + 0.05 * conc + i * 1e-3     # every file its own measurement
+    return {"date": f"202601{1 + i // 200:02d}-101010", "backend": "vllm", "model_id": "org/m",
+            "num_prompts": 4 * conc, "max_concurrency": conc, "request_rate": "inf",
+            "completed": 4 * conc, "failed": 0, "total_input_tokens": 4 * conc * 1024,
+            "total_output_tokens": 4 * conc * 1024, "output_throughput": 100.0 * conc,
+            "total_token_throughput": 200.0 * conc, "median_ttft_ms": 40.0 + conc,
+            "p90_ttft_ms": 50.0 + conc, "median_tpot_ms": tpot, "p90_tpot_ms": tpot * 1.1,
+            "p99_tpot_ms": tpot * 1.3, "mean_tpot_ms": tpot,
+            "hardware": ("h200", "b200")[(i // 10) % 2], "gpus": "8", "model": "deepseek-r1"}
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    """Every own fixture (good and bad, every format), twice (a copy adds nothing), and 600
+    generated vLLM files, a few of them broken."""
+    root = tmp_path_factory.mktemp("import-folder")
+    shutil.copytree(FIXTURES, root / "fixtures")
+    shutil.copytree(FIXTURES, root / "fixtures-again")
+    gen = root / "generated"
+    gen.mkdir()
+    for i in range(600):
+        result = _vllm_result(i)
+        if i % 97 == 5:
+            result["p90_tpot_ms"] = float("nan")          # refused: names the field
+        if i % 131 == 7:
+            del result["completed"]                        # refused: not a result
+        (gen / f"r{i:04d}.json").write_text(json.dumps(result))
+    return root
+
+
+def _import(folder, db, **kwargs):
+    with store.writing(db):
+        pass
+    results = importer.import_files([folder], IngestOptions(), db, load_catalog(), **kwargs)
+    outcome = [(str(r.path.relative_to(folder)), r.format, r.error, r.runs_added, r.points_added,
+                tuple(r.notices)) for r in results]
+    with store.reading(db) as con:
+        runs = con.execute("SELECT * EXCLUDE (ingested_at) FROM runs ORDER BY id").fetchall()
+        points = con.execute("SELECT * FROM points ORDER BY run_id, seq").fetchall()
+    return outcome, runs, points
+
+
+def test_workers_and_batches_give_what_one_file_at_a_time_gives(folder, tmp_path, monkeypatch):
+    serial = _import(folder, tmp_path / "serial.duckdb", workers=1)
+    outcome = serial[0]
+    assert sum(1 for o in outcome if o[2]) >= 10, "the folder should hold refused files"
+    assert any("NaN" in (o[2] or "") for o in outcome)
+    assert sum(o[3] for o in outcome) >= 15 and sum(o[4] for o in outcome) >= 580
+    # The second copy of every fixture adds nothing.
+    assert all(o[3] == o[4] == 0 for o in outcome if o[0].startswith("fixtures-again") and not o[2])
+
+    parallel = _import(folder, tmp_path / "parallel.duckdb", workers=2)
+    assert parallel == serial
+
+    monkeypatch.setattr(importer, "BATCH_FILES", 7)
+    monkeypatch.setattr(importer, "CHUNK_FILES", 13)
+    small_batches = _import(folder, tmp_path / "batches.duckdb", workers=2)
+    assert small_batches == serial
+
+
+def test_a_large_import_uses_workers_and_a_small_one_does_not():
+    assert importer._worker_count(10, None) == 1
+    assert importer._worker_count(importer.PARALLEL_MIN_FILES - 1, None) == 1
+    assert importer._worker_count(10_000, 1) == 1
+    assert 1 <= importer._worker_count(10_000, None) <= importer.MAX_WORKERS
