@@ -42,6 +42,9 @@ def build_parser() -> argparse.ArgumentParser:
                              "tp, ep, dp, prefill_gpus, decode_gpus, label, provenance) or free "
                              "metadata; repeatable")
     ingest.add_argument("--dry-run", action="store_true", help="validate and write nothing")
+    ingest.add_argument("--jobs", type=_positive_int, default=None, metavar="N",
+                        help="processes parsing files (default: one per CPU, up to 8, from 400 "
+                             "files on; 1 parses in this process)")
     _db_arg(ingest)
 
     exp = sub.add_parser("export", help="write what a link shows as a chart or data file")
@@ -140,7 +143,7 @@ def cmd_ingest(args) -> int:
                             workload=args.workload, gpus=args.gpus, meta=_meta(args.meta))
     path = db_path(args.db)
     results = import_files(args.paths, options, path, load_catalog(), dry_run=args.dry_run,
-                           progress=_progress)
+                           progress=_progress, workers=args.jobs)
     rows = []
     for r in results:
         outcome = (f"{r.runs_added} run(s), {r.points_added} point(s) "
