@@ -59,15 +59,16 @@ PARAMS = {
     "alpha_ar": (8e-6, 1e-6, 100e-6, None),
     "alpha_a2a": (15e-6, 1e-6, 300e-6, None),
     "t_step": (1e-3, 20e-6, 20e-3, None),
+    "q_wait": (0.5, 0.01, 50.0, None),
     "burst_agg": (0.2, 1e-3, 5.0, "framework"),
     "burst_disagg": (0.2, 1e-3, 5.0, "framework"),
     "ttft_fixed_agg": (0.05, 1e-3, 2.0, None),
     "ttft_fixed_disagg": (0.1, 1e-3, 2.0, None),
     "t_req": (1e-3, 1e-5, 0.05, None),
 }
-# 0.1.0-0.3.0's M/D/1 prefill queue coefficient (model.QUEUE_FORM "md1"); 0.4.0's batch-service
-# queue has no fitted constant. Kept for the ablation.
-Q_WAIT_PARAM = {"q_wait": (0.5, 0.01, 50.0, None)}
+# q_wait: the M/D/1 prefill queue coefficient (model.QUEUE_FORM "md1"; 0.1.0-0.3.0 and 0.4.1). 0.4.0's
+# batch-service queue (QUEUE_FORM "batch", now an ablation) has no fitted constant: BATCH_PARAMS.
+BATCH_PARAMS = {k: p for k, p in PARAMS.items() if k != "q_wait"}
 # calibration-only parameters (not efficiency factors; never used by simulate())
 NUISANCE = {"mtp_accept": (0.7, 0.3, 0.95)}
 PRIOR_SIGMA = np.log(3.0)
@@ -350,23 +351,24 @@ def ablations(silicon_csv: Path | None = None, catalog=None, max_nfev: int = 40)
     no_fw = {k: p[:3] + (None,) for k, p in PARAMS.items()}
     no_treq = {k: p for k, p in PARAMS.items() if k != "t_req"}
     no_burst = {k: p for k, p in PARAMS.items() if k not in ("burst_agg", "burst_disagg")}
+    batch_no_burst = {k: p for k, p in BATCH_PARAMS.items() if k not in ("burst_agg", "burst_disagg")}
     fam_t_layer = dict(no_fw, t_layer=PARAMS["t_layer"][:3] + ("family",))
     fw_fixed = dict(PARAMS, **{k: PARAMS[k][:3] + ("framework",)
                                for k in ("ttft_fixed_agg", "ttft_fixed_disagg")})
-    md1 = dict(PARAMS, **Q_WAIT_PARAM)
     variants = [
-        ("this model (0.4.0)", {}),
+        ("this model (0.4.1)", {}),
         ("HBM read as catalog GB x 1e9 (0.3.0's KV accounting)",
          {"hardware": {"USE_RUNTIME_MEMORY": False}}),
         ("without the closed-loop TTFT bound", {"model": {"TTFT_BOUND": False}}),
-        ("M/D/1 prefill queue, fitted q_wait, + 1.5 decode steps (0.3.0's TTFT)",
-         {"model": {"QUEUE_FORM": "md1"}, "params": md1}),
+        ("batch-service prefill queue, no q_wait (0.4.0's TTFT)",
+         {"model": {"QUEUE_FORM": "batch"}, "params": BATCH_PARAMS}),
         ("batch queue, a batch always running (no idle chance)",
-         {"model": {"BATCH_BUSY": "always"}}),
-        ("batch queue without the burst term", {"params": no_burst}),
+         {"model": {"QUEUE_FORM": "batch", "BATCH_BUSY": "always"}, "params": BATCH_PARAMS}),
+        ("batch queue without the burst term",
+         {"model": {"QUEUE_FORM": "batch"}, "params": batch_no_burst}),
+        ("without the burst term (M/D/1 queue)", {"params": no_burst}),
         ("per-framework fixed TTFT latency", {"params": fw_fixed}),
-        ("M/D/1 queue, no iteration wait (0.2.0's TTFT)",
-         {"model": {"QUEUE_FORM": "md1", "ITER_WAIT": 0.0}, "params": md1}),
+        ("M/D/1 queue, no iteration wait (0.2.0's TTFT)", {"model": {"ITER_WAIT": 0.0}}),
         ("without the MTP flag (every row MTP0)", {"mtp_mode": "none"}),
         ("without the TTFT artefact rule", {"artefact_rule": False}),
         ("without per-framework factors", {"params": no_fw}),

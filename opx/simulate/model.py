@@ -29,10 +29,13 @@ BURST_FORM = "drain"
 # step on average) and its prefill chunk shares an iteration with one decode step: + 1.5 T_step
 ITER_WAIT = 1.5
 WAVE_WINDOW = 0.2                # a priori: output lengths drawn in [0.8 L, L] spread a wave over 0.2 L
-# prefill queue form: "md1" (0.1.0-0.3.0: q_wait x S_full x u/(1-u), fitted q_wait) or "batch"
-# (0.4.0: a batch-service queue; a request waits half the running batch on average, then its own batch,
-# whose length grows with the requests that arrived meanwhile: no fitted constant)
-QUEUE_FORM = "batch"
+# prefill queue form: "md1" (0.1.0-0.3.0 and 0.4.1: q_wait x S_full x u/(1-u), fitted q_wait, plus the
+# ITER_WAIT chunked-prefill wait) or "batch" (0.4.0 only, now an ablation: a batch-service queue; a
+# request waits half the running batch on average, then its own batch, whose length grows with the
+# requests that arrived meanwhile: no fitted constant). 0.4.1 went back to "md1": "batch" gained
+# nothing in held-out TTFT (42.9 -> 42.7 %, within noise) and worsened held-out TPOT per system
+# (H100 16.2 -> 20.6 %, GB300 14.3 -> 16.2 %; docs/simulator.md, changelog)
+QUEUE_FORM = "md1"
 BATCH_BUSY = "rate"              # "rate": a batch is running with probability min(lam S1 / n, 1); "always"
 # closed-loop bound on TTFT: no request waits for more than the other C - 1 requests' prefills (each
 # alone) and, when the decode pool is full, the decode lifetimes ahead of it

@@ -104,6 +104,7 @@ def test_leave_one_system_out_validation():
     assert overall["ttft_mdape"] < 48
     assert overall["ttft_mdape_all_rows"] < 50
     assert (df.tpot_mdape < 30).all()
-    # 0.4.0: three of six (B200, GB200, H200); GB300 16 % and H100 21 % (8 rows) miss 15 %
-    # (docs/simulator.md, "Targets"); 0.3.0 had four
-    assert overall["systems_meeting_tpot_15"] >= 3
+    # 0.4.1 (M/D/1 queue restored): four of six (B200 13.2, GB200 11.8, H100 8.7-11.4 (8 rows),
+    # H200 12.8 %; here at max_nfev 15 and in calibrate() at 40); B300 24 % and GB300 15.4 % miss
+    # 15 % (docs/simulator.md, "Targets"). 0.4.0's batch queue had three, 0.3.0 four.
+    assert overall["systems_meeting_tpot_15"] >= 4

@@ -124,7 +124,7 @@ def test_chunked_prefill_iteration_wait_is_aggregated_only(catalog, r1, monkeypa
     """0.3.0: an aggregated engine's TTFT adds ITER_WAIT decode steps (1.5: half an iteration's
     wait, then one iteration shared with decode); a disaggregated prefill pool does not."""
     assert M.ITER_WAIT == 1.5
-    monkeypatch.setattr(M, "QUEUE_FORM", "md1")     # 0.4.0's batch queue carries the step itself
+    assert M.QUEUE_FORM == "md1"                    # 0.4.1 (0.4.0's batch queue carried the step itself)
     e = M.Eff(q_wait=0.1, burst_agg=0.1, burst_disagg=0.1, ttft_fixed_agg=0.1, ttft_fixed_disagg=0.1)
     agg = _row(catalog, conc=1, osl=1000)      # C = 1: no queue, so no closed-loop feedback to speak of
     dis = _row(catalog, conc=1, osl=1000, agg=0, n_p=1)
@@ -178,9 +178,11 @@ def test_batch_queue_terms_by_hand():
     assert q0 == pytest.approx(0.0) and qc == pytest.approx(0.04)
 
 
-def test_batch_queue_in_evaluate_at_low_load(catalog, r1):
+def test_batch_queue_in_evaluate_at_low_load(catalog, r1, monkeypatch):
     """A disaggregated C = 1 request: TTFT = fixed + S1 + KV hand-off + (busy/2)(S1) with busy =
-    lambda S1 (one request in the loop), so within a few % of fixed + S1 + xfer."""
+    lambda S1 (one request in the loop), so within a few % of fixed + S1 + xfer. (The batch queue
+    is 0.4.0's form, kept as an ablation since 0.4.1.)"""
+    monkeypatch.setattr(M, "QUEUE_FORM", "batch")
     e = M.Eff(burst_disagg=0.0, ttft_fixed_disagg=0.1)
     c = _row(catalog, conc=1, osl=1000, agg=0, n_p=1)
     out = M.evaluate(c, r1, e)
@@ -194,12 +196,13 @@ def test_batch_queue_in_evaluate_at_low_load(catalog, r1):
 def test_ttft_bounded_by_the_closed_loop(catalog, r1):
     """A decode pool with no KV room used to give TTFT ~1e12 s; the closed-loop bound caps it at
     the other C - 1 requests' prefills (S1 each) and decode lifetimes: fixed + C S1 +
-    (C - 1)(OSL - 1) TPOT."""
+    (C - 1)(OSL - 1) TPOT, plus (0.4.1, M/D/1 queue) the aggregated engine's 1.5-step iteration
+    wait, which is part of the fixed wait."""
     e = M.Eff(burst_agg=0.0, t_req=0.0, ttft_fixed_agg=0.1)
     c = _row(catalog, conc=3, osl=100)
     c.hbm = np.array([1e9])                         # weights do not fit: no KV room
     out = M.evaluate(c, r1, e)
     assert out["capacity_per_instance"][0] == 0
-    want = 0.1 + 3 * out["s1"][0] + 2 * 99 * out["tpot"][0]
+    want = 0.1 + M.ITER_WAIT * out["t_step"][0] + 3 * out["s1"][0] + 2 * 99 * out["tpot"][0]
     assert out["ttft"][0] == pytest.approx(want)
     assert np.isfinite(out["rate"][0]) and out["rate"][0] > 0
