@@ -22,7 +22,7 @@ import duckdb
 
 from models import Catalog
 from opx import store
-from opx.ingest.core import FileResult, IngestOptions, collect_files, parse_file
+from opx.ingest.core import FileResult, IngestOptions, collect_files, parse_files
 
 Progress = Callable[[int, int, Path], None]
 
@@ -46,7 +46,7 @@ def import_files(paths: Iterable[str | Path], options: IngestOptions, db: Path, 
     1: parse in this process)."""
     files, results = collect_files(paths)
     if dry_run:
-        return results + write_results(parse_files(files, options, catalog, progress, workers),
+        return results + write_results(parse_all(files, options, catalog, progress, workers),
                                         db, dry_run)
     parsed: list[FileResult] = []
 
@@ -62,16 +62,14 @@ def import_files(paths: Iterable[str | Path], options: IngestOptions, db: Path, 
 def import_uploads(uploads: Iterable[tuple[str, bytes]], options: IngestOptions, db: Path,
                    catalog: Catalog, dry_run: bool = False) -> list[FileResult]:
     """Files from the browser: the same checks, with the uploaded name in every message."""
-    parsed = [parse_file(Path(name), options, catalog, data=data, display_name=name)
-              for name, data in uploads]
+    parsed = parse_files([(Path(name), data, name) for name, data in uploads], options, catalog)
     return write_results(parsed, db, dry_run)
 
 
 # -- parsing ------------------------------------------------------------------------------------
 
-def parse_files(files: list[Path], options: IngestOptions, catalog: Catalog,
-                progress: Progress | None = None, workers: int | None = None
-                ) -> list[FileResult]:
+def parse_all(files: list[Path], options: IngestOptions, catalog: Catalog,
+              progress: Progress | None = None, workers: int | None = None) -> list[FileResult]:
     return list(iter_parsed(files, options, catalog, progress, workers))
 
 
@@ -81,14 +79,16 @@ def iter_parsed(files: list[Path], options: IngestOptions, catalog: Catalog,
     """Every file parsed, in order. With several workers, each result comes back with its runs
     already turned into rows (`FileResult.rows`) and `runs` left empty."""
     count = _worker_count(len(files), workers)
-    if count <= 1:
-        for i, path in enumerate(files):
-            yield parse_file(path, options, catalog)
-            if progress:
-                progress(i + 1, len(files), path)
-        return
     chunks = [files[i:i + CHUNK_FILES] for i in range(0, len(files), CHUNK_FILES)]
     done = 0
+    if count <= 1:
+        for chunk in chunks:
+            results = parse_files(chunk, options, catalog)
+            yield from results
+            done += len(results)
+            if progress:
+                progress(done, len(files), chunk[-1])
+        return
     # fork: the workers start with the modules and the catalog already loaded (Linux; elsewhere
     # the platform's default start method re-imports them).
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else None
@@ -129,12 +129,9 @@ def _start_worker(options: IngestOptions, catalog: Catalog) -> None:
 def _parse_chunk(paths: list[Path]) -> list[tuple]:
     """Each file's outcome as plain values (format, error, notices, rows as tuples): unpickling
     pydantic runs, or even dataclasses and paths, would cost the importer more than parsing."""
-    results = []
-    for path in paths:
-        result = parse_file(path, _WORKER["options"], _WORKER["catalog"])
-        results.append((result.format, result.error, result.notices,
-                        [(r.run_id, r.run, r.points) for r in rows_of(result)]))
-    return results
+    return [(result.format, result.error, result.notices,
+             [(r.run_id, r.run, r.points) for r in rows_of(result)])
+            for result in parse_files(paths, _WORKER["options"], _WORKER["catalog"])]
 
 
 def rows_of(result: FileResult) -> list[store.RunRows]:

@@ -192,30 +192,62 @@ def detect(path: Path, text: str, forced: str | None = None):
 def parse_file(path: Path, options: IngestOptions, catalog: Catalog,
                data: bytes | None = None, display_name: str | None = None) -> FileResult:
     """Everything short of writing: the runs a file would add, or its error."""
-    shown_path = Path(display_name) if display_name else path
-    result = FileResult(shown_path)
-    shown = display_name or str(path)
-    try:
-        text, digest = read_text(path, data)
-        module = detect(shown_path, text, options.format)
-        result.format = module.NAME
+    return parse_files([(path, data, display_name)], options, catalog)[0]
+
+
+FileToParse = tuple[Path, "bytes | None", "str | None"]     # path, its bytes if given, name shown
+
+
+def parse_files(files: Sequence[Path | FileToParse], options: IngestOptions,
+                catalog: Catalog) -> list[FileResult]:
+    """`parse_file` for many files, stage by stage: every file is read, then each is detected and
+    parsed, then each one's runs are built. Each file keeps its own checks and messages (a file
+    refused at one stage skips the later ones); going stage by stage keeps each stage's code warm,
+    which makes a folder of small files about a quarter faster than file by file."""
+    items = [f if isinstance(f, tuple) else (f, None, None) for f in files]
+    results = [FileResult(Path(name) if name else path) for path, _, name in items]
+    texts: list[tuple[str, str] | None] = [None] * len(items)
+    for i, (path, data, _) in enumerate(items):
         try:
-            records = module.parse(shown_path, text)
-        except FormatError as exc:
-            raise OpxError(shown, exc.where, exc.problem) from None
-        except (ValueError, TypeError, KeyError, AttributeError, IndexError) as exc:
-            # A file of the right kind but the wrong shape: refuse it, never crash.
-            raise OpxError(shown, "structure", f"unexpected content for {module.NAME} ({exc})") from None
-        if not records:
-            raise OpxError(shown, "file", f"holds no results ({module.NAME})")
-        source = f"{shown_path.name} (sha256 {digest})"
-        result.runs = build_runs(shown, records, options, catalog, source, result.notices)
-        result.notices = list(dict.fromkeys(result.notices))
-    except OpxError as exc:
-        result.error = str(exc)
-    finally:
-        forget_decoded()
-    return result
+            texts[i] = read_text(path, data)
+        except OpxError as exc:
+            results[i].error = str(exc)
+    found: list[Sequence[Record] | None] = [None] * len(items)
+    for i, ((path, _, name), result) in enumerate(zip(items, results)):
+        if texts[i] is None:
+            continue
+        try:
+            found[i] = _records(result, name or str(path), texts[i][0], options)
+        except OpxError as exc:
+            result.error = str(exc)
+        finally:
+            forget_decoded()
+    for i, ((path, _, name), result) in enumerate(zip(items, results)):
+        if found[i] is None:
+            continue
+        source = f"{result.path.name} (sha256 {texts[i][1]})"
+        try:
+            result.runs = build_runs(name or str(path), found[i], options, catalog, source,
+                                     result.notices)
+            result.notices = list(dict.fromkeys(result.notices))
+        except OpxError as exc:
+            result.error = str(exc)
+    return results
+
+
+def _records(result: FileResult, shown: str, text: str, options: IngestOptions) -> Sequence[Record]:
+    module = detect(result.path, text, options.format)
+    result.format = module.NAME
+    try:
+        records = module.parse(result.path, text)
+    except FormatError as exc:
+        raise OpxError(shown, exc.where, exc.problem) from None
+    except (ValueError, TypeError, KeyError, AttributeError, IndexError) as exc:
+        # A file of the right kind but the wrong shape: refuse it, never crash.
+        raise OpxError(shown, "structure", f"unexpected content for {module.NAME} ({exc})") from None
+    if not records:
+        raise OpxError(shown, "file", f"holds no results ({module.NAME})")
+    return records
 
 
 def build_runs(shown: str, records: Sequence[Record], options: IngestOptions, catalog: Catalog,
