@@ -195,42 +195,15 @@ def _write_one(con: duckdb.DuckDBPyConnection, r: FileResult) -> None:
 def _write_batch(con: duckdb.DuckDBPyConnection, batch: list[FileResult]) -> None:
     """Write the files of a batch in one transaction and say what each file added, exactly as
     writing them one after another would have (a run counts for the first file that brings it,
-    a point for the first file that holds it)."""
-    if len(batch) == 1:
-        _write_one(con, batch[0])
-        return
-    # Every point stored from a file carries that file's source (its name and sha256), and the
-    # first point of a new run has seq 0: counting both per source before and after the write
-    # tells what each file added, without hashing every run and point a second time.
-    per_file = [_sources(r) for r in batch]
-    sources = list(dict.fromkeys(s for file_sources in per_file for s in file_sources))
-    before = _counts_by_source(con, sources)
+    a point for the first file that holds it: the store plans the rows in that order)."""
     try:
-        store.write_runs(con, [rows for r in batch for rows in rows_of(r)])
+        outcome = store.write_runs(con, [rows for r in batch for rows in rows_of(r)])
     except Exception:           # rolled back whole: write the files one by one, as before
         for r in batch:
             _write_one(con, r)
         return
-    after = _counts_by_source(con, sources)
-    claimed: set[str] = set()
-    for r, file_sources in zip(batch, per_file):
-        mine = [s for s in file_sources if s not in claimed]
-        claimed.update(mine)     # a later file with the same source (same name and bytes) adds nothing
-        r.runs_added = sum(after.get(s, (0, 0))[0] - before.get(s, (0, 0))[0] for s in mine)
-        r.points_added = sum(after.get(s, (0, 0))[1] - before.get(s, (0, 0))[1] for s in mine)
-
-
-def _sources(r: FileResult) -> list[str]:
-    """The sources the store records for a file's points."""
-    return list(dict.fromkeys(s for rows in rows_of(r) for s in rows.sources))
-
-
-def _counts_by_source(con: duckdb.DuckDBPyConnection, sources: list[str]
-                      ) -> dict[str, tuple[int, int]]:
-    """Per point source: (runs whose first point it is, points)."""
-    if not sources:
-        return {}
-    rows = con.execute(
-        "SELECT source, count(*) FILTER (WHERE seq = 0), count(*) FROM points "
-        "WHERE source IN (SELECT unnest(?::VARCHAR[])) GROUP BY source", [sources]).fetchall()
-    return {source: (firsts, points) for source, firsts, points in rows}
+    added = iter(outcome.added)
+    for r in batch:
+        counts = [next(added) for _ in rows_of(r)]
+        r.runs_added = sum(runs for runs, _ in counts)
+        r.points_added = sum(points for _, points in counts)

@@ -166,6 +166,9 @@ class WriteResult:
     points_added: int        # new points, in new or existing runs
     runs_unchanged: int      # runs whose every point was already stored
     run_ids: tuple[str, ...] = ()
+    # Per run given, in order: (1 if it added its configuration, points it added), as writing the
+    # runs one at a time would count them (an importer attributes these to files).
+    added: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -175,11 +178,6 @@ class RunRows:
     run_id: str
     run: tuple                      # RUN_COLUMNS values, id first
     points: tuple[tuple, ...]       # per point: (point_key, *POINT_VALUE_COLUMNS values)
-
-    @property
-    def sources(self) -> list[str]:
-        """The sources its stored points will carry (a point without one takes the run's)."""
-        return list(dict.fromkeys(p[-1] for p in self.points))
 
 
 _SOURCE = POINT_VALUE_COLUMNS.index("source")
@@ -219,11 +217,12 @@ def plan_write(con: duckdb.DuckDBPyConnection, runs: Iterable[Run | RunRows]
             [ids]).fetchall():
         known.setdefault(run_id, set()).add(key)
         next_seq[run_id] = max(next_seq.get(run_id, 0), seq + 1)
-    run_rows, point_rows = [], []
+    run_rows, point_rows, per_run = [], [], []
     unchanged = 0
     for r in prepared:
         run_id = r.run_id
-        if run_id not in existing_runs and run_id not in next_seq:
+        new_run = run_id not in existing_runs and run_id not in next_seq
+        if new_run:
             run_rows.append(r.run)
             next_seq[run_id] = 0
             existing_runs.add(run_id)
@@ -237,7 +236,8 @@ def plan_write(con: duckdb.DuckDBPyConnection, runs: Iterable[Run | RunRows]
             next_seq[run_id] += 1
             added += 1
         unchanged += added == 0
-    result = WriteResult(len(run_rows), len(point_rows), unchanged, tuple(ids))
+        per_run.append((int(new_run), added))
+    result = WriteResult(len(run_rows), len(point_rows), unchanged, tuple(ids), tuple(per_run))
     return run_rows, point_rows, result
 
 
