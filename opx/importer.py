@@ -22,7 +22,7 @@ import duckdb
 
 from models import Catalog
 from opx import store
-from opx.ingest.core import FileResult, IngestOptions, collect_files, parse_files
+from opx.ingest.core import FileResult, IngestOptions, collect_file_names, parse_files
 
 Progress = Callable[[int, int, Path], None]
 
@@ -44,7 +44,7 @@ def import_files(paths: Iterable[str | Path], options: IngestOptions, db: Path, 
                  workers: int | None = None) -> list[FileResult]:
     """`workers`: parsing processes (None: one per CPU, up to MAX_WORKERS, for large imports;
     1: parse in this process)."""
-    files, results = collect_files(paths)
+    files, results = collect_file_names(paths)
     if dry_run:
         return results + write_results(parse_all(files, options, catalog, progress, workers),
                                         db, dry_run)
@@ -68,39 +68,41 @@ def import_uploads(uploads: Iterable[tuple[str, bytes]], options: IngestOptions,
 
 # -- parsing ------------------------------------------------------------------------------------
 
-def parse_all(files: list[Path], options: IngestOptions, catalog: Catalog,
+def parse_all(files: list[str], options: IngestOptions, catalog: Catalog,
               progress: Progress | None = None, workers: int | None = None) -> list[FileResult]:
     return list(iter_parsed(files, options, catalog, progress, workers))
 
 
-def iter_parsed(files: list[Path], options: IngestOptions, catalog: Catalog,
+def iter_parsed(files: list[str], options: IngestOptions, catalog: Catalog,
                 progress: Progress | None = None, workers: int | None = None
                 ) -> Iterator[FileResult]:
-    """Every file parsed, in order. With several workers, each result comes back with its runs
-    already turned into rows (`FileResult.rows`) and `runs` left empty."""
+    """Every file (named by its path as text) parsed, in order. With several workers, each
+    result comes back with its runs already turned into rows (`FileResult.rows`) and `runs` left
+    empty."""
     count = _worker_count(len(files), workers)
     chunks = [files[i:i + CHUNK_FILES] for i in range(0, len(files), CHUNK_FILES)]
     done = 0
     if count <= 1:
         for chunk in chunks:
-            results = parse_files(chunk, options, catalog)
+            results = parse_files([Path(name) for name in chunk], options, catalog)
             yield from results
             done += len(results)
             if progress:
-                progress(done, len(files), chunk[-1])
+                progress(done, len(files), results[-1].path)
         return
     # fork: the workers start with the modules and the catalog already loaded (Linux; elsewhere
-    # the platform's default start method re-imports them).
+    # the platform's default start method re-imports them). Names go as text: pickling a Path
+    # costs more than parsing a small file.
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else None
     with ProcessPoolExecutor(count, mp_context=multiprocessing.get_context(method),
                              initializer=_start_worker, initargs=(options, catalog)) as pool:
         for chunk, results in zip(chunks, pool.map(_parse_chunk, chunks)):
-            for path, (format_, error, notices, rows) in zip(chunk, results):
-                yield FileResult(path, format_, error=error, notices=notices,
+            for name, (format_, error, notices, rows) in zip(chunk, results):
+                yield FileResult(Path(name), format_, error=error, notices=notices,
                                  rows=[store.RunRows(*r) for r in rows])
             done += len(results)
             if progress:
-                progress(done, len(files), chunk[-1])
+                progress(done, len(files), Path(chunk[-1]))
 
 
 def _worker_count(files: int, workers: int | None) -> int:
@@ -126,12 +128,13 @@ def _start_worker(options: IngestOptions, catalog: Catalog) -> None:
     threading.Thread(target=leave_with_parent, daemon=True).start()
 
 
-def _parse_chunk(paths: list[Path]) -> list[tuple]:
+def _parse_chunk(paths: list[str]) -> list[tuple]:
     """Each file's outcome as plain values (format, error, notices, rows as tuples): unpickling
     pydantic runs, or even dataclasses and paths, would cost the importer more than parsing."""
     return [(result.format, result.error, result.notices,
              [(r.run_id, r.run, r.points) for r in rows_of(result)])
-            for result in parse_files(paths, _WORKER["options"], _WORKER["catalog"])]
+            for result in parse_files([Path(p) for p in paths], _WORKER["options"],
+                                      _WORKER["catalog"])]
 
 
 def rows_of(result: FileResult) -> list[store.RunRows]:
@@ -177,7 +180,9 @@ def _batches(results: Iterable[FileResult]) -> Iterator[list[FileResult]]:
     batch: list[FileResult] = []
     points = 0
     for r in results:
-        n = sum(len(rows.points) for rows in rows_of(r))
+        n = 0
+        for rows in rows_of(r):
+            n += len(rows.points)
         if batch and (len(batch) >= BATCH_FILES or points + n > BATCH_POINTS):
             yield batch
             batch, points = [], 0

@@ -115,17 +115,23 @@ class FileResult:
 
 def collect_files(paths: Iterable[str | Path]) -> tuple[list[Path], list[FileResult]]:
     """Files named, and every file under folders named (recursively, hidden ones skipped)."""
-    files, missing = [], []
+    names, missing = collect_file_names(paths)
+    return [Path(name) for name in names], missing
+
+
+def collect_file_names(paths: Iterable[str | Path]) -> tuple[list[str], list[FileResult]]:
+    """`collect_files` as text (a Path object per file costs more than a small file's parse in
+    the importer's main process, which only passes names on to its workers)."""
+    names, missing = [], []
     for raw in paths:
         p = Path(raw)
         if p.is_dir():
-            found = sorted(_walk(str(p)), key=lambda f: f.split(os.sep))
-            files.extend(map(Path, found))
+            names.extend(sorted(_walk(str(p)), key=lambda f: f.split(os.sep)))
         elif p.is_file():
-            files.append(p)
+            names.append(str(p))
         else:
             missing.append(FileResult(p, error=f"{p}: path: no such file or folder"))
-    return list(dict.fromkeys(files)), missing
+    return list(dict.fromkeys(names)), missing
 
 
 def _walk(folder: str) -> Iterator[str]:
