@@ -16,6 +16,7 @@ sys.path.insert(0, str(ROOT))
 from opx.catalog import builtin_catalog  # noqa: E402
 from opx.simulate import SimKnobs, simulate  # noqa: E402
 
+AIC_MODEL = "nvidia/DeepSeek-V3.1-NVFP4"      # a DeepSeek-V3/R1 architecture AIC knows offline
 AIC_SYSTEMS = {"gb300-nvl72": "gb300", "gb200-nvl72": "gb200", "b200": "b200_sxm",
                "b300": "b300_sxm", "h200": "h200_sxm", "h100": "h100_sxm"}
 
@@ -31,17 +32,29 @@ def time_opx(hw: str, model: str, workload: str, repeats: int = 3) -> tuple[floa
     return best, res.parameters["search"]
 
 
+def aic_python() -> str | None:
+    """The interpreter that has `aiconfigurator`: $OPX_AIC_PYTHON (a separate virtualenv, so the
+    project's own does not carry AIConfigurator's dependencies), else this one if it has it."""
+    import os
+    import subprocess
+    python = os.environ.get("OPX_AIC_PYTHON") or sys.executable
+    found = subprocess.run([python, "-c", "import aiconfigurator"], capture_output=True)
+    return python if found.returncode == 0 else None
+
+
 def time_aic(hw: str, workload: str) -> float | None:
-    try:
-        import aiconfigurator  # noqa: F401
-    except ImportError:
+    python = aic_python()
+    if python is None:
         return None
     import subprocess
+    import tempfile
     cat = builtin_catalog()
     wl = cat.workloads[workload]
-    cmd = [sys.executable, "-m", "aiconfigurator.cli.main", "default", "--model_path",
-           "deepseek-ai/DeepSeek-R1", "--total_gpus", str(cat.hardware[hw].system_gpus),
-           "--system", AIC_SYSTEMS.get(hw, hw), "--isl", str(wl.isl), "--osl", str(wl.osl)]
+    # The command of ../shared/fixtures/aiconfigurator (SOURCES.md), on the benchmark's inputs.
+    save_dir = tempfile.mkdtemp(prefix="opx-bench-aic-")
+    cmd = [python, "-m", "aiconfigurator.cli.main", "default", "--model-path", AIC_MODEL,
+           "--total-gpus", str(cat.hardware[hw].system_gpus), "--system", AIC_SYSTEMS.get(hw, hw),
+           "--isl", str(wl.isl), "--osl", str(wl.osl), "--save-dir", save_dir]
     t = time.perf_counter()
     done = subprocess.run(cmd, capture_output=True, text=True)
     if done.returncode != 0:
@@ -51,6 +64,8 @@ def time_aic(hw: str, workload: str) -> float | None:
 
 
 TARGET_SECONDS = 1.0        # "at most about a second" per full search
+NOT_INSTALLED = ("not installed (pip install aiconfigurator, or OPX_AIC_PYTHON=a python that has "
+                 "it); no ratio")
 
 
 def figures(argv: list[str]) -> list:
@@ -67,8 +82,7 @@ def figures(argv: list[str]) -> list:
     aic = time_aic(hw, workload)
     out.append(Figure("simulator", "AIConfigurator's search ÷ opx-sim's, same inputs",
                       None if aic is None else aic / seconds, "x",
-                      detail="aiconfigurator not installed (pip install aiconfigurator); no ratio"
-                      if aic is None else f"aiconfigurator {aic:.1f} s"))
+                      detail=NOT_INSTALLED if aic is None else f"aiconfigurator {aic:.1f} s"))
     return out
 
 
@@ -85,7 +99,7 @@ def main(argv: list[str]) -> None:
           f"({search['layouts_evaluated']} layouts, {search['rows_evaluated']} operating points)")
     aic = time_aic(hw, workload)
     if aic is None:
-        print("aiconfigurator: not installed (pip install aiconfigurator to compare); no ratio")
+        print(f"aiconfigurator: {NOT_INSTALLED}")
     else:
         print(f"aiconfigurator default search: {aic:.1f} s; ratio aiconfigurator / opx-sim = "
               f"{aic / seconds:.1f}x")
