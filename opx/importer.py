@@ -16,6 +16,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 import duckdb
@@ -82,27 +83,50 @@ def iter_parsed(files: list[str], options: IngestOptions, catalog: Catalog,
     count = _worker_count(len(files), workers)
     chunks = [files[i:i + CHUNK_FILES] for i in range(0, len(files), CHUNK_FILES)]
     done = 0
-    if count <= 1:
+
+    def here(chunk: list[str]) -> list[FileResult]:
+        nonlocal done
+        results = parse_files([Path(name) for name in chunk], options, catalog)
+        done += len(results)
+        if progress:
+            progress(done, len(files), results[-1].path)
+        return results
+
+    pool = _pool(count, options, catalog) if count > 1 else None
+    if pool is None:
         for chunk in chunks:
-            results = parse_files([Path(name) for name in chunk], options, catalog)
-            yield from results
-            done += len(results)
-            if progress:
-                progress(done, len(files), results[-1].path)
+            yield from here(chunk)
         return
-    # fork: the workers start with the modules and the catalog already loaded (Linux; elsewhere
-    # the platform's default start method re-imports them). Names go as text: pickling a Path
-    # costs more than parsing a small file.
+    finished = 0
+    with pool:
+        try:
+            for chunk, results in zip(chunks, pool.map(_parse_chunk, chunks)):
+                for name, (format_, error, notices, rows) in zip(chunk, results):
+                    yield FileResult(Path(name), format_, error=error, notices=notices,
+                                     rows=[store.RunRows(*r) for r in rows])
+                finished += 1
+                done += len(results)
+                if progress:
+                    progress(done, len(files), Path(chunk[-1]))
+        except (BrokenProcessPool, OSError):
+            # A worker died (killed, out of memory) or could not start: what is left is parsed
+            # here.
+            pass
+    for chunk in chunks[finished:]:
+        yield from here(chunk)
+
+
+def _pool(count: int, options: IngestOptions, catalog: Catalog) -> ProcessPoolExecutor | None:
+    """Worker processes, or None where the platform cannot start them (then parsing is done in
+    this process). fork: the workers start with the modules and the catalog already loaded
+    (Linux; elsewhere the platform's default start method re-imports them). File names go to them
+    as text: pickling a Path costs more than parsing a small file."""
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else None
-    with ProcessPoolExecutor(count, mp_context=multiprocessing.get_context(method),
-                             initializer=_start_worker, initargs=(options, catalog)) as pool:
-        for chunk, results in zip(chunks, pool.map(_parse_chunk, chunks)):
-            for name, (format_, error, notices, rows) in zip(chunk, results):
-                yield FileResult(Path(name), format_, error=error, notices=notices,
-                                 rows=[store.RunRows(*r) for r in rows])
-            done += len(results)
-            if progress:
-                progress(done, len(files), Path(chunk[-1]))
+    try:
+        return ProcessPoolExecutor(count, mp_context=multiprocessing.get_context(method),
+                                   initializer=_start_worker, initargs=(options, catalog))
+    except (OSError, NotImplementedError):
+        return None
 
 
 def _worker_count(files: int, workers: int | None) -> int:

@@ -2,11 +2,13 @@
 writing in batches give exactly the per-file outcome and the stored tables of parsing and writing
 one file at a time."""
 import json
+import os
 import shutil
 
 import pytest
 
 from opx import importer, store
+from opx.importer import _parse_chunk
 from opx.catalog import load_catalog
 from opx.ingest.core import IngestOptions
 from tests.conftest import ROOT
@@ -82,3 +84,17 @@ def test_a_large_import_uses_workers_and_a_small_one_does_not():
     assert importer._worker_count(importer.PARALLEL_MIN_FILES - 1, None) == 1
     assert importer._worker_count(10_000, 1) == 1
     assert 1 <= importer._worker_count(10_000, None) <= importer.MAX_WORKERS
+
+
+def _dies_on_the_third_chunk(paths):
+    """A worker killed while it parses (as the kernel's OOM killer would)."""
+    if any(p.endswith("r0450.json") for p in paths):
+        os._exit(9)
+    return _parse_chunk(paths)
+
+
+def test_a_worker_that_dies_costs_nothing_but_time(folder, tmp_path, monkeypatch):
+    serial = _import(folder, tmp_path / "serial.duckdb", workers=1)
+    monkeypatch.setattr(importer, "_parse_chunk", _dies_on_the_third_chunk)
+    survived = _import(folder, tmp_path / "survived.duckdb", workers=2)
+    assert survived == serial
