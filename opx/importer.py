@@ -98,20 +98,21 @@ def iter_parsed(files: list[str], options: IngestOptions, catalog: Catalog,
             yield from here(chunk)
         return
     finished = 0
-    with pool:
-        try:
-            for chunk, results in zip(chunks, pool.map(_parse_chunk, chunks)):
-                for name, (format_, error, notices, rows) in zip(chunk, results):
-                    yield FileResult(Path(name), format_, error=error, notices=notices,
-                                     rows=[store.RunRows(*r) for r in rows])
-                finished += 1
-                done += len(results)
-                if progress:
-                    progress(done, len(files), Path(chunk[-1]))
-        except (BrokenProcessPool, OSError):
-            # A worker died (killed, out of memory) or could not start: what is left is parsed
-            # here.
-            pass
+    try:
+        for chunk, results in zip(chunks, pool.map(_parse_chunk, chunks)):
+            for name, (format_, error, notices, rows) in zip(chunk, results):
+                yield FileResult(Path(name), format_, error=error, notices=notices,
+                                 rows=[store.RunRows(*r) for r in rows])
+            finished += 1
+            done += len(results)
+            if progress:
+                progress(done, len(files), Path(chunk[-1]))
+    except (BrokenProcessPool, OSError):
+        # A worker died (killed, out of memory) or could not start: what is left is parsed here.
+        pass
+    finally:
+        # Also when the import stops early (a write failed): chunks not started are dropped.
+        pool.shutdown(wait=True, cancel_futures=True)
     for chunk in chunks[finished:]:
         yield from here(chunk)
 
