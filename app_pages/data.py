@@ -10,7 +10,7 @@ from opx.errors import OpxError
 from opx.links import build_link
 from opx.importer import import_uploads
 from opx.ingest.core import MAX_FILE_BYTES, IngestOptions, format_names
-from ui import data, permissions, share
+from ui import data, permissions, share, widgets
 from ui.permissions import can_write
 from ui.text import escape_md
 
@@ -89,11 +89,7 @@ if (check or do_import) and uploads and allowed:
 
 # -- runs -----------------------------------------------------------------------------------------
 st.header("Stored runs")
-try:
-    runs = data.runs_overview()
-except OpxError as exc:
-    st.error(escape_md(f"error: {exc}"))
-    st.stop()
+runs = widgets.or_stop(data.runs_overview)
 
 query = st.text_input("Search runs (any column)", key="q", bind="query-params")
 shown = runs

@@ -5,7 +5,6 @@ from models import PROVENANCES, Y_METRICS
 from models.view import format_number
 from opx import metrics
 from opx.charts import explorer_chart, over_time_chart
-from opx.errors import OpxError
 from ui import data, share, urlstate, widgets
 from ui.text import escape_md
 
@@ -34,11 +33,7 @@ saved_info = urlstate.saved_view_info()
 if saved_info:
     st.info(escape_md(saved_info), icon="🔖")
 
-try:
-    view = data.explorer_view(state)
-except OpxError as exc:
-    st.error(f"error: {escape_md(exc)}")
-    st.stop()
+view = widgets.or_stop(data.explorer_view, state)
 
 y = metrics.y_metric(state.y)
 target_text = f"{format_number(state.target)} tok/s/user ({state.pct.upper()})"

@@ -4,7 +4,6 @@ import streamlit as st
 
 from opx import metrics
 from opx.charts import latency_chart
-from opx.errors import OpxError
 from ui import data, share, urlstate, widgets
 from ui.text import escape_md
 
@@ -21,11 +20,7 @@ with st.sidebar:
                     help="Marks this concurrency here and on the Explorer and Compare charts.")
 
 state = urlstate.write_url(urlstate.state_from_widgets())
-try:
-    view = data.latency_view(state)
-except OpxError as exc:
-    st.error(escape_md(f"error: {exc}"))
-    st.stop()
+view = widgets.or_stop(data.latency_view, state)
 for note in view.notes:
     st.info(escape_md(note))
 

@@ -4,7 +4,6 @@ import streamlit as st
 from models.view import TARGET_MAX, TARGET_MIN
 from opx import views
 from opx.charts import planner_chart
-from opx.errors import OpxError
 from ui import data, share, urlstate, widgets
 from ui.text import escape_md
 
@@ -28,11 +27,7 @@ d2.number_input("or demand: output tokens/s", 1.0, 1e12, value=None, step=1000.0
                 help="Used when no session count is given.")
 
 state = urlstate.write_url(urlstate.state_from_widgets())
-try:
-    result = data.fleet_plan(state)
-except OpxError as exc:
-    st.error(escape_md(f"error: {exc}"))
-    st.stop()
+result = widgets.or_stop(data.fleet_plan, state)
 for note in result.notes:
     st.info(escape_md(note))
 

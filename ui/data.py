@@ -93,35 +93,31 @@ def simulation(state_json: str):
     return api.simulate(s.hw, s.model, s.workload, s.gpus or None, knobs, catalog())
 
 
-@st.cache_data(ttl=300, max_entries=128, show_spinner=False)
-def _over_time(db: str, stamp: tuple[int, int], state_json: str):
-    from opx.trends import over_time
-    return over_time(Path(db), ViewState.model_validate_json(state_json), catalog())
+# Views computed from the state alone, by opx module and function: each is cached on the state and
+# the data stamp, like the Explorer's.
+_STATE_VIEWS = {"over_time": ("opx.trends", "over_time"), "latency": ("opx.latency", "latency"),
+                "plan": ("opx.planner", "plan")}
+
+
+@st.cache_data(ttl=300, max_entries=384, show_spinner=False)
+def _state_view(kind: str, db: str, stamp: tuple[int, int], state_json: str):
+    import importlib
+    module, function = _STATE_VIEWS[kind]
+    compute = getattr(importlib.import_module(module), function)
+    return compute(Path(db), ViewState.model_validate_json(state_json), catalog())
 
 
 def over_time(state: ViewState):
-    return _over_time(str(database()), stamp(), state.model_dump_json())
-
-
-@st.cache_data(ttl=300, max_entries=128, show_spinner=False)
-def _latency(db: str, stamp: tuple[int, int], state_json: str):
-    from opx.latency import latency
-    return latency(Path(db), ViewState.model_validate_json(state_json), catalog())
+    return _state_view("over_time", str(database()), stamp(), state.model_dump_json())
 
 
 def latency_view(state: ViewState):
     """The Latency page's data, cached like every view on the state and the data stamp."""
-    return _latency(str(database()), stamp(), state.model_dump_json())
-
-
-@st.cache_data(ttl=300, max_entries=128, show_spinner=False)
-def _plan(db: str, stamp: tuple[int, int], state_json: str):
-    from opx.planner import plan
-    return plan(Path(db), ViewState.model_validate_json(state_json), catalog())
+    return _state_view("latency", str(database()), stamp(), state.model_dump_json())
 
 
 def fleet_plan(state: ViewState):
-    return _plan(str(database()), stamp(), state.model_dump_json())
+    return _state_view("plan", str(database()), stamp(), state.model_dump_json())
 
 
 @st.cache_data(ttl=300, max_entries=16, show_spinner=False)

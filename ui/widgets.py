@@ -7,6 +7,7 @@ import streamlit as st
 
 from models import PERCENTILES
 from models.view import TARGET_MAX, TARGET_MIN
+from opx.errors import OpxError
 from ui import data, permissions, urlstate
 from ui.text import escape_md
 
@@ -19,6 +20,16 @@ def open_page(title: str, caption: str = "") -> None:
     if caption:
         st.caption(caption)
     show_notices(notices)
+
+
+def or_stop(compute, *args):
+    """`compute(*args)`, or the page ends with its error (a bad database, a dataset that cannot
+    be read) shown as text instead of a stack trace."""
+    try:
+        return compute(*args)
+    except OpxError as exc:
+        st.error(escape_md(f"error: {exc}"))
+        st.stop()
 
 
 def show_notices(notices: list[str]) -> None:
