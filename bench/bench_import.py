@@ -6,9 +6,10 @@
 The files (bench/vllm_files.py) are shaped like the vLLM fixtures in ../shared/fixtures/vllm and
 carry `--metadata hardware=... gpus=... model=...`, so they import without flags. The import is
 `opx.importer.import_files` on the folder (finding the files, detecting, parsing, validating,
-writing) into a fresh database; module imports and the catalog are loaded before the clock starts.
+writing, with worker processes as `ingest` uses by default) into a fresh database; module
+imports and the catalog are loaded before the clock starts.
 A second import of the same folder must add nothing. `--profile` prints a pyinstrument profile of
-the import (pip install pyinstrument).
+the importing process, not its workers (pip install pyinstrument).
 """
 from __future__ import annotations
 
