@@ -410,6 +410,66 @@ def _date(shown: str, value: Any) -> dt.date | None:
 
 def _run(shown: str, where: str, facts: dict, meta: dict, recs: Sequence[Record],
          catalog: Catalog, source: str, notices: list[str]) -> Run:
+    # A configuration's facts resolve the same way for every file of its sweep (slugs, workload,
+    # deployment, date, and the Run's validation, a pure function of its fields): the first file
+    # works them out and validates its whole run; the others reuse that run with their own points
+    # and source, which are validated each time.
+    key = _facts_key(facts, meta)
+    templates = _templates_of(catalog)
+    known = templates.get(key) if key is not None else None
+    if known is not None:
+        template, gpus, run_notices = known
+        notices.extend(run_notices)
+    else:
+        before = len(notices)
+        settings, gpus = _run_settings(shown, facts, meta, catalog, notices)
+        run_notices = tuple(notices[before:])
+    run_source = str(facts.get("source") or source)
+    point_source = f"{facts['source']} (via {source})" if facts.get("source") else source
+    points = tuple(_point(shown, rec, gpus, point_source) for rec in recs)
+    if known is not None and run_source:
+        return template.model_copy(update={"points": points, "source": run_source})
+    if known is not None:
+        settings, gpus = _run_settings(shown, facts, meta, catalog, [])
+    try:
+        run = Run(**settings, source=run_source, points=points)
+    except ValidationError as exc:
+        raise OpxError(shown, _loc(exc, where), _first_msg(exc)) from None
+    if key is not None:
+        if len(templates) >= 4096:
+            templates.clear()
+        templates[key] = (run, gpus, run_notices)
+    return run
+
+
+def _facts_key(facts: dict, meta: dict) -> tuple | None:
+    """The facts as a dictionary key: each value with its type (1, 1.0 and True are equal keys
+    but not equal facts) and floats by their bits (-0.0 == 0.0). None when a value is not
+    hashable."""
+    try:
+        key = (tuple([(k, v.__class__, v.hex() if v.__class__ is float else v)
+                      for k, v in facts.items()]), tuple(meta.items()))
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+# Run templates by facts, per catalog (the catalog decides slugs and workloads).
+_TEMPLATES: dict[int, tuple[Catalog, dict[tuple, tuple[Run, int, tuple[str, ...]]]]] = {}
+
+
+def _templates_of(catalog: Catalog) -> dict[tuple, tuple[Run, int, tuple[str, ...]]]:
+    entry = _TEMPLATES.get(id(catalog))
+    if entry is None or entry[0] is not catalog:
+        _TEMPLATES.clear()          # one catalog at a time in practice
+        entry = _TEMPLATES[id(catalog)] = (catalog, {})
+    return entry[1]
+
+
+def _run_settings(shown: str, facts: dict, meta: dict, catalog: Catalog, notices: list[str]
+                  ) -> tuple[dict[str, Any], int]:
+    """Every field of the run but its points and source, and its GPU count."""
     _all_missing(shown, facts, meta)
     hardware = _slug(shown, "hardware", _need(shown, facts, "hardware", "--hardware", "hardware"),
                      catalog.resolve_hardware, notices)
@@ -438,36 +498,31 @@ def _run(shown: str, where: str, facts: dict, meta: dict, recs: Sequence[Record]
             mtp=_bool_fact(shown, facts, "mtp"))
     except ValidationError as exc:
         raise OpxError(shown, _loc(exc, "deployment"), _first_msg(exc)) from None
-    # A file that carries the origin of its figures keeps it, with the file it came through.
-    run_source = str(facts.get("source") or source)
-    point_source = f"{facts['source']} (via {source})" if facts.get("source") else source
-    points = []
-    for rec in recs:
-        values = dict(rec.point)
-        for key in (PER_GPU_KEYS if not values.keys().isdisjoint(PER_GPU_KEYS) else ()):
-            per_gpu = values.pop(key, None)
-            if per_gpu is not None:
-                total_key = key.replace("_per_gpu", "_tok_s")
-                if values.get(total_key) is not None:
-                    raise OpxError(shown, f"{rec.where or 'point'}: {key}",
-                                   f"given together with {total_key}; give one of them")
-                values[total_key] = per_gpu * gpus
-        try:
-            points.append(Point(**values, source=point_source))
-        except ValidationError as exc:
-            raise OpxError(shown, _loc(exc, rec.where or "point"), _first_msg(exc)) from None
+    return dict(hardware=hardware, model=model, workload=workload,
+                framework=str(facts.get("framework") or ""),
+                framework_version=str(facts.get("framework_version") or ""),
+                precision=str(facts.get("precision") or ""), isl=isl, osl=osl,
+                prefix_hit_rate=facts.get("prefix_hit_rate"), deployment=deployment,
+                provenance=facts.get("provenance") or "measured",
+                source_url=str(facts.get("source_url") or ""),
+                date=_date(shown, facts.get("date")), label=str(facts.get("label") or ""),
+                notes=str(facts.get("notes") or ""), meta=meta), gpus
+
+
+def _point(shown: str, rec: Record, gpus: int, source: str) -> Point:
+    values = dict(rec.point)
+    for key in (PER_GPU_KEYS if not values.keys().isdisjoint(PER_GPU_KEYS) else ()):
+        per_gpu = values.pop(key, None)
+        if per_gpu is not None:
+            total_key = key.replace("_per_gpu", "_tok_s")
+            if values.get(total_key) is not None:
+                raise OpxError(shown, f"{rec.where or 'point'}: {key}",
+                               f"given together with {total_key}; give one of them")
+            values[total_key] = per_gpu * gpus
     try:
-        return Run(hardware=hardware, model=model, workload=workload,
-                   framework=str(facts.get("framework") or ""),
-                   framework_version=str(facts.get("framework_version") or ""),
-                   precision=str(facts.get("precision") or ""), isl=isl, osl=osl,
-                   prefix_hit_rate=facts.get("prefix_hit_rate"), deployment=deployment,
-                   provenance=facts.get("provenance") or "measured", source=run_source,
-                   source_url=str(facts.get("source_url") or ""),
-                   date=_date(shown, facts.get("date")), label=str(facts.get("label") or ""),
-                   notes=str(facts.get("notes") or ""), meta=meta, points=tuple(points))
+        return Point(**values, source=source)
     except ValidationError as exc:
-        raise OpxError(shown, _loc(exc, where), _first_msg(exc)) from None
+        raise OpxError(shown, _loc(exc, rec.where or "point"), _first_msg(exc)) from None
 
 
 def _int_or_round(value: Any) -> int | None:

@@ -122,14 +122,15 @@ def _record(result: dict[str, Any], label: str) -> Record:
         raise FormatError(at("completed"),
                           f"0 requests completed{all_failed}: nothing to import")
 
+    layout = _layout(tuple(result))
     point: dict[str, Any] = {"requests_completed": completed, "requests_failed": failed}
     point.update(_load(result, at))
-    point.update(_latencies(result, at))
+    point.update(_latencies(result, layout, at))
     point.update(_throughputs(result, at))
     point["note"] = _point_note(result, at)
     point = {key: value for key, value in point.items() if value not in (None, "")}
     check_percentile_order(point, at("percentiles"))
-    return Record(run=_run_facts(result, completed, at), point=point, where=label)
+    return Record(run=_run_facts(result, layout, completed, at), point=point, where=label)
 
 
 def _is_sweep_warmup(result: dict[str, Any]) -> bool:
@@ -148,12 +149,13 @@ def _load(result: dict[str, Any], at: Callable[[str], str]) -> dict[str, Any]:
             "request_rate": rate if rate and math.isfinite(rate) else None}
 
 
-def _latencies(result: dict[str, Any], at: Callable[[str], str]) -> dict[str, float | None]:
+def _latencies(result: dict[str, Any], layout: _Layout, at: Callable[[str], str]
+               ) -> dict[str, float | None]:
     """ms statistics -> seconds. An explicit `p50_*` wins over `median_*`; they are the same
     statistic, so the median stands in for p50 when 50 was not in --metric-percentiles."""
     explicit: dict[str, float | None] = {}
     from_median: dict[str, float | None] = {}
-    for key, field, is_median in _layout(tuple(result)).latencies:
+    for key, field, is_median in layout.latencies:
         value = result[key]
         if (value.__class__ is float or value.__class__ is int) and 0 <= value < math.inf:
             seconds = value / 1000.0 or None          # the usual case, without number()'s checks
@@ -240,7 +242,8 @@ def _point_note(result: dict[str, Any], at: Callable[[str], str]) -> str:
 
 # -- run ------------------------------------------------------------------------------------------
 
-def _run_facts(result: dict[str, Any], completed: int, at: Callable[[str], str]) -> dict[str, Any]:
+def _run_facts(result: dict[str, Any], layout: _Layout, completed: int,
+               at: Callable[[str], str]) -> dict[str, Any]:
     run: dict[str, Any] = {"framework": _framework(result)}
     if isinstance(result.get("model_id"), str) and result["model_id"]:
         run["model"] = result["model_id"]            # raw spelling; the core maps it
@@ -252,7 +255,7 @@ def _run_facts(result: dict[str, Any], completed: int, at: Callable[[str], str])
         tokens = number(result.get(key), at(key))
         if tokens and round(tokens / completed) > 0:
             run[fact] = round(tokens / completed)
-    run.update(_user_facts(result, at))
+    run.update(_user_facts(result, layout, at))
     return run
 
 
@@ -276,15 +279,17 @@ def _iso_date(value: Any, where: str) -> str:
         raise FormatError(where, f"expected YYYYMMDD-HHMMSS, got {value!r}") from None
 
 
-def _user_keys(result: dict[str, Any]) -> dict[str, str]:
+def _user_keys(result: dict[str, Any], layout: _Layout) -> dict[str, str]:
     """Keys the user added: `--metadata k=v` (string values vLLM does not write itself) and the
     parameters a sweep adds after `run_number`. Values as strings, e.g. `max_num_seqs` -> "4"."""
     found: dict[str, str] = {}
-    for key, after_run_number in _layout(tuple(result)).user:
+    for key, after_run_number in layout.user:
         value = result[key]
-        is_metadata = value.__class__ is str and not _is_vllm_text_key(key)
-        if is_metadata or (after_run_number and not isinstance(value, (list, dict))):
-            found[key] = value if isinstance(value, str) else json.dumps(value)
+        # Before run_number the layout holds only keys vLLM does not write as text.
+        if value.__class__ is str:
+            found[key] = value
+        elif after_run_number and not isinstance(value, (list, dict)):
+            found[key] = json.dumps(value)
     return found
 
 
@@ -293,12 +298,30 @@ def _is_vllm_text_key(key: str) -> bool:
     return key in VLLM_TEXT_KEYS or key.startswith(VLLM_KEY_PREFIXES)
 
 
-def _user_facts(result: dict[str, Any], at: Callable[[str], str]) -> dict[str, Any]:
-    """Run facts from the user's keys; the rest goes to `meta` unchanged."""
+# The files of one configuration repeat their user keys: the facts of each set of keys and values
+# are worked out once.
+_USER_FACTS: dict[tuple[tuple[str, str], ...], dict[str, Any]] = {}
+
+
+def _user_facts(result: dict[str, Any], layout: _Layout, at: Callable[[str], str]
+                ) -> dict[str, Any]:
+    """Run facts from the user's keys; the rest goes to `meta` unchanged. Callers must not
+    modify what they get back."""
+    user = tuple(_user_keys(result, layout).items())
+    facts = _USER_FACTS.get(user)
+    if facts is None:
+        facts = _user_facts_of(user, at)
+        if len(_USER_FACTS) >= 4096:
+            _USER_FACTS.clear()
+        _USER_FACTS[user] = facts
+    return facts
+
+
+def _user_facts_of(user: tuple[tuple[str, str], ...], at: Callable[[str], str]) -> dict[str, Any]:
     facts: dict[str, Any] = {}
     meta: dict[str, str] = {}
     dp = None
-    for key, text in _user_keys(result).items():
+    for key, text in user:
         if key in METADATA_TEXT_FACTS:
             if text.strip():
                 facts[METADATA_TEXT_FACTS[key]] = text.strip()

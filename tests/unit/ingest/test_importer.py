@@ -98,3 +98,28 @@ def test_a_worker_that_dies_costs_nothing_but_time(folder, tmp_path, monkeypatch
     monkeypatch.setattr(importer, "_parse_chunk", _dies_on_the_third_chunk)
     survived = _import(folder, tmp_path / "survived.duckdb", workers=2)
     assert survived == serial
+
+
+def _forget_what_parsing_remembers():
+    from models import run as run_model
+    from opx.ingest import core, vllm
+    core._TEMPLATES.clear()
+    vllm._USER_FACTS.clear()
+    run_model._RUN_KEYS.clear()
+
+
+def test_what_parsing_remembers_across_files_changes_no_outcome(folder):
+    """Files of one configuration reuse its worked-out facts and validated run; each file parsed
+    from a fresh start must give the same runs, rows, notices and errors."""
+    from pathlib import Path
+    from opx.ingest.core import collect_files, parse_files
+    files, _ = collect_files([folder])
+    catalog, options = load_catalog(), IngestOptions()
+    _forget_what_parsing_remembers()
+    together = parse_files(files, options, catalog)
+    for path, warm in zip(files, together):
+        _forget_what_parsing_remembers()
+        (alone,) = parse_files([Path(path)], options, catalog)
+        assert (alone.format, alone.error, alone.notices) == (warm.format, warm.error, warm.notices)
+        assert [r.model_dump() for r in alone.runs] == [r.model_dump() for r in warm.runs]
+        assert importer.rows_of(alone) == importer.rows_of(warm)
