@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import operator
 from math import isfinite as _isfinite
 from collections.abc import Callable
 from typing import Any, ClassVar
@@ -91,8 +92,7 @@ class Point(_Strict):
         # directly (an import computes a key per point, and model_dump + json.dumps cost several
         # times more); tests check it is byte for byte what json.dumps gives. Anything unusual
         # (a non-finite float, which the JSON dump turns into null) takes the original path.
-        values = self.__dict__
-        text = _json_object([(prefix, values[name]) for name, prefix in _POINT_KEY_PREFIXES],
+        text = _json_object(list(zip(_POINT_KEY_PREFIX_TEXTS, _POINT_KEY_VALUES(self.__dict__))),
                             _json_float_10g)
         return _sha16(text) if text is not None else self._point_key_dumped()
 
@@ -155,6 +155,8 @@ _POINT_KEY_FIELDS = tuple(sorted(f for f in Point.model_fields if f != "source")
 _RUN_KEY_FIELDS = tuple(sorted(f for f in Run.model_fields if f not in Run.NOT_IDENTITY))
 _POINT_KEY_PREFIXES = tuple((f, json.dumps(f) + ":") for f in _POINT_KEY_FIELDS)
 _RUN_KEY_PREFIXES = tuple((f, json.dumps(f) + ":") for f in _RUN_KEY_FIELDS)
+_POINT_KEY_PREFIX_TEXTS = tuple(prefix for _, prefix in _POINT_KEY_PREFIXES)
+_POINT_KEY_VALUES = operator.itemgetter(*_POINT_KEY_FIELDS)
 _RUN_SCALAR_FIELDS = tuple(f for f in _RUN_KEY_FIELDS if f not in ("deployment", "meta"))
 _RUN_KEYS: dict[tuple, str] = {}
 _json_str = json.encoder.encode_basestring_ascii     # what json.dumps uses for text (ensure_ascii)

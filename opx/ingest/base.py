@@ -62,12 +62,10 @@ class Record:
     where: str = ""            # where in the file this point came from, for error messages
 
     def __post_init__(self) -> None:
-        bad = self.run.keys() - _RUN_KEY_SET
-        if bad:
-            raise ValueError(f"unknown run keys {sorted(bad)}")
-        bad = self.point.keys() - _POINT_KEY_SET
-        if bad:
-            raise ValueError(f"unknown point keys {sorted(bad)}")
+        if not _RUN_KEY_SET.issuperset(self.run):
+            raise ValueError(f"unknown run keys {sorted(self.run.keys() - _RUN_KEY_SET)}")
+        if not _POINT_KEY_SET.issuperset(self.point):
+            raise ValueError(f"unknown point keys {sorted(self.point.keys() - _POINT_KEY_SET)}")
 
 
 _RUN_KEY_SET = frozenset(RUN_KEYS)

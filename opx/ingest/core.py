@@ -155,12 +155,10 @@ def _walk(folder: str) -> Iterator[str]:
 def read_text(path: Path, data: bytes | None = None) -> tuple[str, str]:
     """The file's text and its sha256; refuses empty, oversized, binary and non-UTF-8 files."""
     if data is None:
-        with open(path, "rb") as fh:
-            size = os.fstat(fh.fileno()).st_size
-            if size > MAX_FILE_BYTES:
-                raise OpxError(path, "size",
-                               f"{size:,} bytes is over the {MAX_FILE_BYTES:,}-byte limit")
-            data = fh.read()
+        try:
+            data = _read_bytes(path)
+        except OSError as exc:      # gone since the folder was listed, no permission, a folder
+            raise OpxError(path, "file", f"cannot be read ({exc.strerror or exc})") from None
     if len(data) > MAX_FILE_BYTES:
         raise OpxError(path, "size", f"{len(data):,} bytes is over the {MAX_FILE_BYTES:,}-byte limit")
     if not data or data.isspace():
@@ -173,6 +171,27 @@ def read_text(path: Path, data: bytes | None = None) -> tuple[str, str]:
         line = data[:exc.start].count(b"\n") + 1
         raise OpxError(path, f"line {line}", "is not UTF-8 text") from None
     return text, hashlib.sha256(data).hexdigest()
+
+
+def _read_bytes(path: Path) -> bytes:
+    """The file's bytes, through the OS calls directly (a Python file object costs as much as
+    the reading itself for a small file)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+    try:
+        size = os.fstat(fd).st_size
+        if size > MAX_FILE_BYTES:
+            raise OpxError(path, "size", f"{size:,} bytes is over the {MAX_FILE_BYTES:,}-byte limit")
+        data = os.read(fd, size + 1)
+        if len(data) != size:       # it changed since, or a short read: read on to the end
+            parts, total = [data], len(data)
+            while data and total <= MAX_FILE_BYTES:
+                data = os.read(fd, 1 << 20)
+                parts.append(data)
+                total += len(data)
+            data = b"".join(parts)
+    finally:
+        os.close(fd)
+    return data
 
 
 def detect(path: Path, text: str, forced: str | None = None):

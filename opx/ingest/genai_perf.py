@@ -316,7 +316,7 @@ def json_layout_owner(path: Path, data: Any) -> str | None:
     records = data.get("records")
     if isinstance(records, dict) and any(is_stat_block(v) for v in records.values()):
         return "aiperf"                      # the old nested layout: only AIPerf wrote it
-    if not any(is_stat_block(data.get(tag)) for tag in SUMMARY_TAGS):
+    if not any(is_stat_block(data[tag]) for tag in _SUMMARY_TAG_SET.intersection(data)):
         return None
     config = data.get("input_config")
     if ("aiperf_version" in data or "schema_version" in data

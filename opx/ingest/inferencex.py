@@ -37,7 +37,7 @@ _FIGURE_KEYS = ("tput_per_gpu", "metrics", "request_metrics", "total_tput_tps", 
 # metrics under these names).
 _FOREIGN_KEYS = ("time_to_first_token", "request_latency", "records", "input_config")
 _MS_KEY = re.compile(r'_ms"\s*:')
-_QUOTED_FIGURE_KEY = re.compile("|".join(re.escape(f'"{key}"') for key in _FIGURE_KEYS))
+_QUOTED_FIGURE_KEYS = tuple(f'"{key}"' for key in _FIGURE_KEYS)
 
 # Statistics as the rows spell them: `median_` is vLLM's word, `p50` AgentX v3's; both are the
 # 50th percentile. Other percentiles InferenceX writes (p75, p95, p99.9) have no place in a Point.
@@ -69,11 +69,11 @@ _AGENTIC_NOTE = ("AgentX throughputs are the file's system totals; its per-GPU f
 
 def sniff(path: Path, text: str) -> bool:
     head = text.lstrip("\ufeff \t\r\n")[:1]
-    if head not in ("{", "[") or not _QUOTED_FIGURE_KEY.search(text):
+    if head not in ("{", "[") or not any(key in text for key in _QUOTED_FIGURE_KEYS):
         return False
     try:
-        data = json.loads(text)
-    except ValueError:
+        data = loads_lenient(text)
+    except FormatError:
         # A damaged file that still shows our keys is ours, so that parse can say where it breaks
         # instead of "unknown format".
         return ('"hw"' in text or '"hardware"' in text) and not _MS_KEY.search(text)

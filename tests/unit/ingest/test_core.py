@@ -47,6 +47,24 @@ def test_oversized_files_are_refused_before_reading(tmp_path, monkeypatch):
         read_text(path)
 
 
+def test_a_file_that_cannot_be_read_is_refused_by_name(tmp_path, catalog):
+    folder = tmp_path / "results.json"          # a folder named like a result file
+    folder.mkdir()
+    gone = tmp_path / "gone.json"               # listed, then deleted before it was read
+    for path, problem in ((folder, "Is a directory"), (gone, "No such file")):
+        result = parse_file(path, IngestOptions(), catalog)
+        assert result.error.startswith(f"{path}: file: cannot be read (")
+        assert problem in result.error
+
+
+def test_a_file_is_read_whole_whatever_its_size(tmp_path):
+    for size in (1, 4095, 4096, 65_537, 1_000_003):
+        path = tmp_path / f"f{size}.json"
+        text = '{"a": "' + "x" * (size - 9) + '"}\n'
+        path.write_text(text)
+        assert read_text(path)[0] == text
+
+
 def test_unknown_format_lists_the_known_ones(tmp_path, catalog):
     path = tmp_path / "notes.txt"
     path.write_text("hello\n")
