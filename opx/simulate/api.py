@@ -26,7 +26,7 @@ from opx.simulate.hardware import BORROW, FAMILIES, HwSpec, hw_spec
 from opx.simulate.layouts import Layout, Pool, parse_label, search_space
 
 ENGINE = "opx-sim"
-ENGINE_VERSION = "0.4.1"
+ENGINE_VERSION = "0.5.0"
 N_CONCURRENCIES = 20
 KV_OFFLOAD = ("none", "pool")
 
