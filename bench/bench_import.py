@@ -25,7 +25,7 @@ import pandas  # noqa: F401  (DuckDB loads it on the first Arrow insert: loaded 
 from opx import store
 from opx.catalog import load_catalog
 from opx.importer import import_files
-from opx.ingest.core import IngestOptions
+from opx.ingest.core import IngestOptions, formats
 
 import vllm_files
 
@@ -43,6 +43,7 @@ def json_load_seconds(files: list[Path]) -> float:
 def main(argv: list[str]) -> list[Figure]:
     n = arg_int(argv, "--files", 10_000)
     catalog = load_catalog()
+    formats()                                      # the format modules, like every module
     with tempfile.TemporaryDirectory(prefix="opx-bench-import-") as tmp:
         folder = Path(tmp) / "results"
         files = vllm_files.write_files(folder, n)

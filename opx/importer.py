@@ -23,7 +23,7 @@ import duckdb
 
 from models import Catalog
 from opx import store
-from opx.ingest.core import FileResult, IngestOptions, collect_file_names, parse_files
+from opx.ingest.core import FileResult, IngestOptions, collect_file_names, formats, parse_files
 
 Progress = Callable[[int, int, Path], None]
 
@@ -123,6 +123,7 @@ def _pool(count: int, options: IngestOptions, catalog: Catalog) -> ProcessPoolEx
     (Linux; elsewhere the platform's default start method re-imports them). File names go to them
     as text: pickling a Path costs more than parsing a small file."""
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else None
+    formats()           # the format modules, imported once here rather than in every worker
     try:
         return ProcessPoolExecutor(count, mp_context=multiprocessing.get_context(method),
                                    initializer=_start_worker, initargs=(options, catalog))

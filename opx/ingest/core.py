@@ -283,7 +283,7 @@ def build_runs(shown: str, records: Sequence[Record], options: IngestOptions, ca
     else:
         for rec in records:
             groups.setdefault(json.dumps(rec.run, sort_keys=True, default=str), []).append(rec)
-    overrides = options.run_overrides()
+    overrides = _overrides(options)
     runs = []
     for recs in groups.values():
         facts = dict(recs[0].run)
@@ -293,6 +293,20 @@ def build_runs(shown: str, records: Sequence[Record], options: IngestOptions, ca
         where = recs[0].where or "file"
         runs.append(_run(shown, where, facts, meta, recs, catalog, source, notices))
     return runs
+
+
+_LAST_OVERRIDES: tuple[Any, dict[str, Any]] = (None, {})    # one tuple: threads read it whole
+
+
+def _overrides(options: IngestOptions) -> dict[str, Any]:
+    """`options.run_overrides()`, worked out once per import rather than per file."""
+    global _LAST_OVERRIDES
+    last = _LAST_OVERRIDES
+    if last[0] is options:
+        return last[1]
+    overrides = options.run_overrides()
+    _LAST_OVERRIDES = (options, overrides)
+    return overrides
 
 
 _FACT_FLAGS = {"hardware": ("which hardware ran it", "--hardware H", "hardware=H"),

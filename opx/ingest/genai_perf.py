@@ -366,7 +366,7 @@ def sniff_stat_layout(path: Path, text: str, name: str, per_request: bool,
         return True
     if path.suffix.lower() == ".csv":
         return csv_layout_owner(path, text) == name
-    if not text.lstrip().startswith("{"):
+    if text[:1] != "{" and not text.lstrip().startswith("{"):
         return False
     try:
         data = loads_lenient(text)

@@ -169,12 +169,15 @@ class _Layout(NamedTuple):
     """What the keys of a result object mean, worked out once per key layout (every file of one
     vLLM version has the same keys in the same order)."""
     latencies: tuple[tuple[str, str, bool], ...]   # (key, canonical field, is a median)
-    user: tuple[tuple[str, bool], ...]             # (key, comes after run_number)
+    # Keys that may be the user's: before run_number those vLLM does not write as text (they are
+    # metadata when their value is text), and every key after it (a sweep's parameters).
+    user_before: tuple[str, ...]
+    user_after: tuple[str, ...]
 
 
 @functools.lru_cache(maxsize=256)
 def _layout(keys: tuple[str, ...]) -> _Layout:
-    latencies, user = [], []
+    latencies, before, after = [], [], []
     after_run_number = False
     for key in keys:
         field, is_median = _latency_field(key)
@@ -182,9 +185,11 @@ def _layout(keys: tuple[str, ...]) -> _Layout:
             latencies.append((key, field, is_median))
         if key == SWEEP_RUN_KEY:
             after_run_number = True
-        elif after_run_number or not _is_vllm_text_key(key):
-            user.append((key, after_run_number))
-    return _Layout(tuple(latencies), tuple(user))
+        elif after_run_number:
+            after.append(key)
+        elif not _is_vllm_text_key(key):
+            before.append(key)
+    return _Layout(tuple(latencies), tuple(before), tuple(after))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -282,13 +287,12 @@ def _iso_date(value: Any, where: str) -> str:
 def _user_keys(result: dict[str, Any], layout: _Layout) -> dict[str, str]:
     """Keys the user added: `--metadata k=v` (string values vLLM does not write itself) and the
     parameters a sweep adds after `run_number`. Values as strings, e.g. `max_num_seqs` -> "4"."""
-    found: dict[str, str] = {}
-    for key, after_run_number in layout.user:
+    found = {key: value for key in layout.user_before if (value := result[key]).__class__ is str}
+    for key in layout.user_after:
         value = result[key]
-        # Before run_number the layout holds only keys vLLM does not write as text.
-        if value.__class__ is str:
+        if isinstance(value, str):
             found[key] = value
-        elif after_run_number and not isinstance(value, (list, dict)):
+        elif not isinstance(value, (list, dict)):
             found[key] = json.dumps(value)
     return found
 
