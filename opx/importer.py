@@ -102,7 +102,7 @@ def iter_parsed(files: list[str], options: IngestOptions, catalog: Catalog,
         for chunk, results in zip(chunks, pool.map(_parse_chunk, chunks)):
             for name, (format_, error, notices, rows) in zip(chunk, results):
                 yield FileResult(Path(name), format_, error=error, notices=notices,
-                                 rows=[store.RunRows(*r) for r in rows])
+                                 rows=[store.RunRows._make(r) for r in rows])
             finished += 1
             done += len(results)
             if progress:
@@ -158,7 +158,7 @@ def _parse_chunk(paths: list[str]) -> list[tuple]:
     """Each file's outcome as plain values (format, error, notices, rows as tuples): unpickling
     pydantic runs, or even dataclasses and paths, would cost the importer more than parsing."""
     return [(result.format, result.error, result.notices,
-             [(r.run_id, r.run, r.points) for r in rows_of(result)])
+             [tuple(r) for r in rows_of(result)])
             for result in parse_files([Path(p) for p in paths], _WORKER["options"],
                                       _WORKER["catalog"])]
 

@@ -14,6 +14,7 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import duckdb
 import pyarrow as pa
@@ -171,10 +172,10 @@ class WriteResult:
     added: tuple[tuple[int, int], ...] = ()
 
 
-@dataclass(frozen=True)
-class RunRows:
+class RunRows(NamedTuple):
     """A run as the rows the store writes: plain values only, so an importer's worker processes
-    can send it back cheaply (a pickled pydantic Run costs several times more)."""
+    can send it back cheaply (a pickled pydantic Run costs several times more), and a tuple, which
+    the importer builds again from what a worker sent for a fraction of a dataclass's cost."""
     run_id: str
     run: tuple                      # RUN_COLUMNS values, id first
     points: tuple[tuple, ...]       # per point: (point_key, *POINT_VALUE_COLUMNS values)
