@@ -10,6 +10,7 @@ one by one, each in its own transaction, as before batching.
 """
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 import threading
@@ -23,7 +24,8 @@ import duckdb
 
 from models import Catalog
 from opx import store
-from opx.ingest.core import FileResult, IngestOptions, collect_file_names, formats, parse_files
+from opx.ingest.core import (FileResult, IngestOptions, collect_file_names, formats, gc_paused,
+                             parse_files)
 
 Progress = Callable[[int, int, Path], None]
 
@@ -45,19 +47,22 @@ def import_files(paths: Iterable[str | Path], options: IngestOptions, db: Path, 
                  workers: int | None = None) -> list[FileResult]:
     """`workers`: parsing processes (None: one per CPU, up to MAX_WORKERS, for large imports;
     1: parse in this process)."""
-    files, results = collect_file_names(paths)
-    if dry_run:
-        return results + write_results(parse_all(files, options, catalog, progress, workers),
-                                        db, dry_run)
-    parsed: list[FileResult] = []
+    # The collector paused for the whole import (see gc_paused): the results it keeps grow to
+    # thousands of objects, which each full collection would walk again, and it makes no cycles.
+    with gc_paused():
+        files, results = collect_file_names(paths)
+        if dry_run:
+            return results + write_results(parse_all(files, options, catalog, progress, workers),
+                                            db, dry_run)
+        parsed: list[FileResult] = []
 
-    def good() -> Iterator[FileResult]:
-        for result in iter_parsed(files, options, catalog, progress, workers):
-            parsed.append(result)
-            if result.ok:
-                yield result
-    _write_batches(good(), Path(db))
-    return results + parsed
+        def good() -> Iterator[FileResult]:
+            for result in iter_parsed(files, options, catalog, progress, workers):
+                parsed.append(result)
+                if result.ok:
+                    yield result
+        _write_batches(good(), Path(db))
+        return results + parsed
 
 
 def import_uploads(uploads: Iterable[tuple[str, bytes]], options: IngestOptions, db: Path,
@@ -144,6 +149,9 @@ _WORKER: dict = {}
 
 def _start_worker(options: IngestOptions, catalog: Catalog) -> None:
     _WORKER["options"], _WORKER["catalog"] = options, catalog
+    # What the worker inherited (modules, the catalog) is never collected: left out of the
+    # collector's walks, and its memory pages stay shared with the importer.
+    gc.freeze()
     # A worker whose importer died (killed, say) would wait for work forever: it leaves too.
     parent = os.getppid()
 

@@ -123,3 +123,23 @@ def test_what_parsing_remembers_across_files_changes_no_outcome(folder):
         assert (alone.format, alone.error, alone.notices) == (warm.format, warm.error, warm.notices)
         assert [r.model_dump() for r in alone.runs] == [r.model_dump() for r in warm.runs]
         assert importer.rows_of(alone) == importer.rows_of(warm)
+
+
+def test_an_import_leaves_no_cycles_for_the_paused_collector(folder, tmp_path):
+    """The importer pauses Python's cycle collector while it runs (opx.ingest.core.gc_paused):
+    that holds no memory only while an import, refused files and all, makes no reference cycles."""
+    import gc
+    from opx.ingest.core import gc_paused
+    db = tmp_path / "cycles.duckdb"
+    with store.writing(db):
+        pass
+    catalog = load_catalog()
+    gc.collect()
+    with gc_paused():
+        results = importer.import_files([folder], IngestOptions(), db, catalog, workers=1)
+        assert any(r.error for r in results) and any(r.runs_added for r in results)
+        del results
+        assert not gc.isenabled()
+        leftover = gc.collect()
+    assert gc.isenabled()
+    assert leftover == 0
