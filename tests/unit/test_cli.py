@@ -90,3 +90,14 @@ def test_runs_show_as_json_uses_the_canonical_fields(tmp_path):
     assert "hardware: h200" in table.stdout
     missing = opx("runs", "show", "nope", "--db", str(db))
     assert missing.returncode == 1 and "no run with id `nope`" in missing.stderr
+
+
+def test_a_reader_that_stops_early_gets_no_traceback(full_db):
+    """`python -m opx runs list | head -1`: the pipe closes under the CLI; it ends quietly."""
+    proc = subprocess.Popen([sys.executable, "-m", "opx", "runs", "list", "--db", str(full_db)],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.read(100)
+    proc.stdout.close()                     # as `head` does once it has its lines
+    stderr = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 141
+    assert "Traceback" not in stderr and "BrokenPipe" not in stderr
