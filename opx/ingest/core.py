@@ -14,6 +14,7 @@ import importlib
 import json
 import os
 import re
+import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -225,18 +226,44 @@ def parse_file(path: Path, options: IngestOptions, catalog: Catalog,
 FileToParse = tuple[Path, "bytes | None", "str | None"]     # path, its bytes if given, name shown
 
 
+class _GcPauses:
+    """How many pauses are open in this process, and whether the collector ran before the first:
+    the collector is switched off by the first pause and back on by the last, whichever threads
+    they are in."""
+    lock = threading.Lock()
+    depth = 0
+    was_enabled = False
+
+
 @contextlib.contextmanager
 def gc_paused() -> Iterator[None]:
     """Python's cycle collector off for a while. Parsing allocates many small objects and makes
     no reference cycles (tests/unit/ingest/test_importer.py), so the collector's runs in between
-    (a third of a parse's time) find nothing. Another thread's pause is left as it was."""
-    was_enabled = gc.isenabled()
-    gc.disable()
+    (a third of a parse's time) find nothing."""
+    with _GcPauses.lock:
+        if _GcPauses.depth == 0:
+            _GcPauses.was_enabled = gc.isenabled()
+            gc.disable()
+        _GcPauses.depth += 1
     try:
         yield
     finally:
-        if was_enabled:
-            gc.enable()
+        with _GcPauses.lock:
+            _GcPauses.depth -= 1
+            if _GcPauses.depth == 0 and _GcPauses.was_enabled:
+                gc.enable()
+
+
+def _after_fork_in_child() -> None:
+    # A child forked during a pause (the importer's workers are) starts with no pause open, the
+    # collector as it was before the pauses, and a lock no other thread of its parent can hold.
+    if _GcPauses.depth and _GcPauses.was_enabled:
+        gc.enable()
+    _GcPauses.lock, _GcPauses.depth = threading.Lock(), 0
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def parse_files(files: Sequence[Path | FileToParse], options: IngestOptions,
@@ -317,17 +344,20 @@ def build_runs(shown: str, records: Sequence[Record], options: IngestOptions, ca
     return runs
 
 
-_LAST_OVERRIDES: tuple[Any, dict[str, Any]] = (None, {})    # one tuple: threads read it whole
+# The last options, their `meta` as it was then (options are frozen, their meta dict is not) and
+# their run overrides: one tuple, which threads read whole.
+_LAST_OVERRIDES: tuple[Any, tuple, dict[str, Any]] = (None, (), {})
 
 
 def _overrides(options: IngestOptions) -> dict[str, Any]:
     """`options.run_overrides()`, worked out once per import rather than per file."""
     global _LAST_OVERRIDES
     last = _LAST_OVERRIDES
-    if last[0] is options:
-        return last[1]
+    meta = tuple(options.meta.items())
+    if last[0] is options and last[1] == meta:
+        return last[2]
     overrides = options.run_overrides()
-    _LAST_OVERRIDES = (options, overrides)
+    _LAST_OVERRIDES = (options, meta, overrides)
     return overrides
 
 
@@ -486,6 +516,9 @@ def _run(shown: str, where: str, facts: dict, meta: dict, recs: Sequence[Record]
         return template.model_copy(update={"points": points, "source": run_source})
     if known is not None:
         settings, gpus = _run_settings(shown, facts, meta, catalog, [])
+    # The date is read after the points, as before templates: a file with a bad point and a bad
+    # date reports the point.
+    settings["date"] = _date(shown, facts.get("date"))
     try:
         run = Run(**settings, source=run_source, points=points)
     except ValidationError as exc:
@@ -493,7 +526,8 @@ def _run(shown: str, where: str, facts: dict, meta: dict, recs: Sequence[Record]
     if key is not None:
         if len(templates) >= 4096:
             templates.clear()
-        templates[key] = (run, gpus, run_notices)
+        # Kept without its points (the first file's could be thousands); a copy gets its own.
+        templates[key] = (run.model_copy(update={"points": ()}), gpus, run_notices)
     return run
 
 
@@ -524,7 +558,7 @@ def _templates_of(catalog: Catalog) -> dict[tuple, tuple[Run, int, tuple[str, ..
 
 def _run_settings(shown: str, facts: dict, meta: dict, catalog: Catalog, notices: list[str]
                   ) -> tuple[dict[str, Any], int]:
-    """Every field of the run but its points and source, and its GPU count."""
+    """Every field of the run but its points, source and date, and its GPU count."""
     _all_missing(shown, facts, meta)
     hardware = _slug(shown, "hardware", _need(shown, facts, "hardware", "--hardware", "hardware"),
                      catalog.resolve_hardware, notices)
@@ -560,7 +594,7 @@ def _run_settings(shown: str, facts: dict, meta: dict, catalog: Catalog, notices
                 prefix_hit_rate=facts.get("prefix_hit_rate"), deployment=deployment,
                 provenance=facts.get("provenance") or "measured",
                 source_url=str(facts.get("source_url") or ""),
-                date=_date(shown, facts.get("date")), label=str(facts.get("label") or ""),
+                label=str(facts.get("label") or ""),
                 notes=str(facts.get("notes") or ""), meta=meta), gpus
 
 

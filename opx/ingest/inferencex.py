@@ -75,7 +75,7 @@ def sniff(path: Path, text: str) -> bool:
     # the structural test comes first and the scan of the text for our quoted keys last.
     try:
         data = loads_lenient(text)
-    except FormatError:
+    except (FormatError, ValueError):     # ValueError: e.g. an integer over Python's digit limit
         # A damaged file that still shows our keys is ours, so that parse can say where it breaks
         # instead of "unknown format".
         return (_shows_our_keys(text) and ('"hw"' in text or '"hardware"' in text)
