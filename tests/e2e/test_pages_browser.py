@@ -22,7 +22,7 @@ def test_page_loads_without_an_exception(server, page, path, heading, charts):
     wait_for_app(page, timeout=60_000)
     expect(page.get_by_role("heading", name=heading, level=1)).to_be_visible(timeout=30_000)
     if charts:
-        expect(page.get_by_test_id("stVegaLiteChart").first).to_be_visible(timeout=30_000)
-        assert page.get_by_test_id("stVegaLiteChart").count() >= charts
+        # Charts mount one after another: wait for the last one expected, not just the first.
+        expect(page.get_by_test_id("stVegaLiteChart").nth(charts - 1)).to_be_visible(timeout=30_000)
     expect(page.get_by_test_id("stException")).to_have_count(0)
     assert not page.js_errors, page.js_errors
