@@ -509,6 +509,7 @@ def _run(shown: str, where: str, facts: dict, meta: dict, recs: Sequence[Record]
         before = len(notices)
         settings, gpus = _run_settings(shown, facts, meta, catalog, notices)
         run_notices = tuple(notices[before:])
+    # A file that carries the origin of its figures keeps it, with the file it came through.
     run_source = str(facts.get("source") or source)
     point_source = f"{facts['source']} (via {source})" if facts.get("source") else source
     points = tuple(_point(shown, rec, gpus, point_source) for rec in recs)
