@@ -16,7 +16,6 @@ counts. docs/formats/inferencex.md has the field mapping.
 """
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
