@@ -92,7 +92,8 @@ class Point(_Strict):
         # directly (an import computes a key per point, and model_dump + json.dumps cost several
         # times more); tests check it is byte for byte what json.dumps gives. Anything unusual
         # (a non-finite float, which the JSON dump turns into null) takes the original path.
-        text = _point_json(_POINT_KEY_VALUES(self.__dict__))
+        text = _json_object(list(zip(_POINT_KEY_PREFIX_TEXTS, _POINT_KEY_VALUES(self.__dict__))),
+                            _json_float_10g)
         return _sha16(text) if text is not None else self._point_key_dumped()
 
     def _point_key_dumped(self) -> str:
@@ -192,32 +193,6 @@ def _json_object(items: list[tuple[str, Any]], float_text: Callable[[float], str
             if text is None:
                 return None
             parts.append(prefix + text)
-        else:
-            return None
-    return "{" + ",".join(parts) + "}"
-
-
-def _point_json(values: tuple) -> str | None:
-    """`_json_object` of a point's key fields (all scalars), written out for speed: an import
-    computes one per point. None for anything unusual (the caller then takes model_dump's path)."""
-    parts = []
-    for prefix, v in zip(_POINT_KEY_PREFIX_TEXTS, values):
-        cls = v.__class__
-        if cls is float:
-            if not _isfinite(v):
-                return None
-            s = f"{v:.10g}"
-            if "e" in s:
-                s = _json_float_10g(v)
-            elif "." not in s:
-                s += ".0"
-            parts.append(prefix + s)
-        elif v is None:
-            parts.append(prefix + "null")
-        elif cls is int:
-            parts.append(prefix + int.__repr__(v))
-        elif cls is str:
-            parts.append(prefix + _json_str(v))
         else:
             return None
     return "{" + ",".join(parts) + "}"
