@@ -499,24 +499,22 @@ def _run(shown: str, where: str, facts: dict, meta: dict, recs: Sequence[Record]
     # deployment, date, and the Run's validation, a pure function of its fields): the first file
     # works them out and validates its whole run; the others reuse that run with their own points
     # and source, which are validated each time.
-    key = _facts_key(facts, meta)
+
+    # A file that carries the origin of its figures keeps it, with the file it came through.
+    run_source = str(facts.get("source") or source)
+    point_source = f"{facts['source']} (via {source})" if facts.get("source") else source
+    key = _facts_key(facts, meta) if run_source else None     # an empty source: validated below
     templates = _templates_of(catalog)
     known = templates.get(key) if key is not None else None
     if known is not None:
         template, gpus, run_notices = known
         notices.extend(run_notices)
-    else:
-        before = len(notices)
-        settings, gpus = _run_settings(shown, facts, meta, catalog, notices)
-        run_notices = tuple(notices[before:])
-    # A file that carries the origin of its figures keeps it, with the file it came through.
-    run_source = str(facts.get("source") or source)
-    point_source = f"{facts['source']} (via {source})" if facts.get("source") else source
-    points = tuple(_point(shown, rec, gpus, point_source) for rec in recs)
-    if known is not None and run_source:
+        points = tuple(_point(shown, rec, gpus, point_source) for rec in recs)
         return template.model_copy(update={"points": points, "source": run_source})
-    if known is not None:
-        settings, gpus = _run_settings(shown, facts, meta, catalog, [])
+    before = len(notices)
+    settings, gpus = _run_settings(shown, facts, meta, catalog, notices)
+    run_notices = tuple(notices[before:])
+    points = tuple(_point(shown, rec, gpus, point_source) for rec in recs)
     # The date is read after the points, as before templates: a file with a bad point and a bad
     # date reports the point.
     settings["date"] = _date(shown, facts.get("date"))
