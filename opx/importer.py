@@ -214,9 +214,7 @@ def _batches(results: Iterable[FileResult]) -> Iterator[list[FileResult]]:
     batch: list[FileResult] = []
     points = 0
     for r in results:
-        n = 0
-        for rows in rows_of(r):
-            n += len(rows.points)
+        n = sum(len(rows.points) for rows in rows_of(r))
         if batch and (len(batch) >= BATCH_FILES or points + n > BATCH_POINTS):
             yield batch
             batch, points = [], 0
