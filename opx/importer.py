@@ -106,7 +106,7 @@ def iter_parsed(files: list[str], options: IngestOptions, catalog: Catalog,
     try:
         for chunk, results in zip(chunks, pool.map(_parse_chunk, chunks)):
             for name, (format_, error, notices, rows) in zip(chunk, results):
-                yield FileResult(Path(name), format_, error=error, notices=notices,
+                yield FileResult(name, format_, error=error, notices=notices,
                                  rows=[store.RunRows._make(r) for r in rows])
             finished += 1
             done += len(results)
