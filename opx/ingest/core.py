@@ -522,7 +522,9 @@ def _run(shown: str, where: str, facts: dict, meta: dict, recs: Sequence[Record]
         template, gpus, run_notices = known
         notices.extend(run_notices)
         points = tuple(_point(shown, rec, gpus, point_source) for rec in recs)
-        return template.model_copy(update={"points": points, "source": run_source})
+        # Its own meta: a copy of the template would share the dict with every other run.
+        return template.model_copy(update={"points": points, "source": run_source,
+                                           "meta": dict(template.meta)})
     before = len(notices)
     settings, gpus = _run_settings(shown, facts, meta, catalog, notices)
     run_notices = tuple(notices[before:])
@@ -537,8 +539,10 @@ def _run(shown: str, where: str, facts: dict, meta: dict, recs: Sequence[Record]
     if key is not None:
         if len(templates) >= 4096:
             templates.clear()
-        # Kept without its points (the first file's could be thousands); a copy gets its own.
-        templates[key] = (run.model_copy(update={"points": ()}), gpus, run_notices)
+        # Kept without its points (the first file's could be thousands) and with a meta of its
+        # own (the run returned here is the caller's to change); a copy gets its own of both.
+        templates[key] = (run.model_copy(update={"points": (), "meta": dict(run.meta)}), gpus,
+                          run_notices)
     return run
 
 

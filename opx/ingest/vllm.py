@@ -261,6 +261,8 @@ def _run_facts(result: dict[str, Any], layout: _Layout, completed: int,
         if tokens and round(tokens / completed) > 0:
             run[fact] = round(tokens / completed)
     run.update(_user_facts(result, layout, at))
+    if "meta" in run:
+        run["meta"] = dict(run["meta"])     # the record's own: the remembered facts stay as they are
     return run
 
 

@@ -161,6 +161,17 @@ def test_a_configuration_remembered_from_a_large_file_keeps_none_of_its_points(t
     assert remembered and all(len(run.points) == 0 for run, _, _ in remembered)
 
 
+def test_runs_of_one_configuration_do_not_share_their_metadata(catalog):
+    """A run made from a remembered configuration gets its own `meta`: changing one run's never
+    reaches the others, nor the runs parsed later."""
+    options = IngestOptions(hardware="h100", gpus=8, meta={"image": "v1"})
+    fixture = ROOT / "tests" / "fixtures" / "vllm" / "sweep_run.json"
+    first, second = (parse_file(fixture, options, catalog).runs[0] for _ in range(2))
+    assert first.meta == second.meta and first.meta is not second.meta
+    first.meta["image"] = "changed"
+    assert parse_file(fixture, options, catalog).runs[0].meta["image"] == "v1"
+
+
 def test_options_changed_in_place_are_read_again(catalog):
     options = IngestOptions(hardware="h100", gpus=8, meta={"image": "v1"})
     fixture = ROOT / "tests" / "fixtures" / "vllm" / "sweep_run.json"

@@ -178,6 +178,13 @@ def test_metadata_keys_become_run_facts_and_the_rest_meta():
     assert run["label"] == "dsr1-fp4"
 
 
+def test_a_records_metadata_is_its_own():
+    """Files with the same --metadata share the facts worked out for it, never the meta dict."""
+    first = only(OWN / "metadata.json").run
+    first["meta"]["image"] = "changed"
+    assert only(OWN / "metadata.json").run["meta"]["image"] == "lmsysorg/sglang:v0.5.9"
+
+
 def test_metadata_prefill_and_decode_gpus_make_a_disaggregated_run():
     run = only(OWN / "metadata_disaggregated.json").run
     assert (run["gpus_prefill"], run["gpus_decode"], run["gpus_total"]) == (8, 8, 16)
