@@ -7,6 +7,7 @@ Each file is all or nothing: any problem refuses the whole file with
 from __future__ import annotations
 
 import contextlib
+import csv
 import datetime as dt
 import gc
 import hashlib
@@ -328,7 +329,7 @@ def _records(result: FileResult, shown: str, text: str, options: IngestOptions) 
         records = module.parse(result.path, text)
     except FormatError as exc:
         raise OpxError(shown, exc.where, exc.problem) from None
-    except (ValueError, TypeError, KeyError, AttributeError, IndexError) as exc:
+    except (ValueError, TypeError, KeyError, AttributeError, IndexError, csv.Error) as exc:
         # A file of the right kind but the wrong shape: refuse it, never crash.
         raise OpxError(shown, "structure", f"unexpected content for {module.NAME} ({exc})") from None
     if not records:

@@ -66,3 +66,15 @@ def test_an_export_keeps_the_sources_of_its_figures(seed_db, catalog, tmp_path):
     with store.reading(fresh) as con:
         sources = set(queries.runs_overview(con).source)
     assert any(s.startswith("vLLM (Inferact), 2026-11-12") for s in sources)
+
+
+def test_a_stray_carriage_return_is_refused_not_a_crash(tmp_path, catalog):
+    """Found by tests/unit/ingest/test_mutations.py: the csv module's own error (a line break
+    inside an unquoted cell) is a refusal naming the file, like any malformed content."""
+    text = ("\rhardware,model,workload,gpus_total,concurrency,interactivity_p50,"
+            "throughput_total_per_gpu\nb200,deepseek-r1,1k1k,8,8,100,800\n")
+    assert sniff(tmp_path / "x.csv", text)
+    [result] = import_uploads([("stray.csv", text.encode())], IngestOptions(),
+                              tmp_path / "x.duckdb", catalog)
+    assert result.error.startswith("stray.csv: structure: unexpected content for opx-csv (")
+    assert not (tmp_path / "x.duckdb").exists()
