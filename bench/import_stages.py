@@ -5,13 +5,12 @@
 A diagnostic for docs/performance.md, not one of `make bench`'s figures. CPU time
 (`time.process_time`) of one process, so another process's load on the machine counts less than
 in wall time; each stage's fastest of R rounds (5 by default), interleaved with `json.load` rounds,
-on N of bench/vllm_files.py's files (10,000 by default, as `bench_import.py`: the write's fixed costs spread over as many files), the cycle collector paused as an import
-pauses it. Each stage is timed on the previous stage's output, so they add up to what one worker
+on N of bench/vllm_files.py's files (10,000 by default, as `bench_import.py`, so the write's fixed
+costs spread over as many files), the cycle collector paused as an import pauses it. Each stage is timed on the previous stage's output, so they add up to what one worker
 does per file; the write is timed apart, two batches into a fresh database as the importer writes
 them (opening, planning, inserting, committing, closing)."""
 from __future__ import annotations
 
-import json
 import sys
 import tempfile
 import time
@@ -26,6 +25,7 @@ from opx.ingest.base import forget_decoded
 from opx.ingest.core import IngestOptions, build_runs, detect, formats, gc_paused, read_text
 
 import vllm_files
+from bench_import import json_load_all
 
 
 def fastest(rounds: int, work: Callable[[], object], reference: Callable[[], object]
@@ -51,12 +51,10 @@ def main(argv: list[str]) -> None:
         vllm_files.write_files(Path(tmp) / "results", n)
         files = sorted(Path(tmp, "results").rglob("*.json"))
 
-        def json_load() -> None:
-            for f in files:
-                with open(f, encoding="utf-8") as fh:
-                    json.load(fh)
+        def read_all() -> list:
+            return [read_text(f) for f in files]
 
-        texts = [read_text(f) for f in files]
+        texts = read_all()
 
         def parse_all() -> list:
             # As parse_files does it: the sniffers and the parser share one decode of the text.
@@ -67,17 +65,22 @@ def main(argv: list[str]) -> None:
             return records
 
         records = parse_all()
-        runs = [build_runs(str(f), r, options, catalog, f"{f.name} (sha256 {sha})", [])
-                for f, r, (_, sha) in zip(files, records, texts)]
-        rows = [store.rows_of(run) for rs in runs for run in rs]
+
+        def build_all() -> list:
+            return [build_runs(str(f), r, options, catalog, f"{f.name} (sha256 {sha})", [])
+                    for f, r, (_, sha) in zip(files, records, texts)]
+
+        runs = build_all()
+
+        def rows_all() -> list:
+            return [store.rows_of(run) for rs in runs for run in rs]
+
+        rows = rows_all()
         stages = [
-            ("read, sha256, UTF-8 decode (opx.ingest.core.read_text)", lambda: [read_text(f) for f in files]),
+            ("read, sha256, UTF-8 decode (opx.ingest.core.read_text)", read_all),
             ("detect and parse: one JSON decode, the sniffers, vLLM's parser", parse_all),
-            ("runs: run facts, catalog, pydantic (build_runs)",
-             lambda: [build_runs(str(f), r, options, catalog, f"{f.name} (sha256 {sha})", [])
-                      for f, r, (_, sha) in zip(files, records, texts)]),
-            ("rows: run ids, point keys (store.rows_of)",
-             lambda: [store.rows_of(run) for rs in runs for run in rs]),
+            ("runs: run facts, catalog, pydantic (build_runs)", build_all),
+            ("rows: run ids, point keys (store.rows_of)", rows_all),
         ]
 
         def write() -> None:
@@ -93,7 +96,7 @@ def main(argv: list[str]) -> None:
         timed = []
         with gc_paused():
             for name, work in stages + [("write: two batches into a fresh database", write)]:
-                timed.append((name, *fastest(rounds, work, json_load)))
+                timed.append((name, *fastest(rounds, work, lambda: json_load_all(files))))
         # One reference for every stage, json.load's fastest round of all: the machine's speed
         # drifts from one stage to the next, and the stages should add up.
         json_s = min(reference for _, _, reference in timed)
