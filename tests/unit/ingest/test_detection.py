@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from opx.ingest import base
+from opx.ingest import base, core
 from opx.ingest.core import detect, formats
 from tests.unit.ingest.test_genai_perf import fixture_files, read
 
@@ -41,7 +41,6 @@ def test_detection_is_the_same_in_any_order(path, _owner, monkeypatch):
         return
     forward = detect(path, text).NAME
     base.forget_decoded()
-    from opx.ingest import core
     monkeypatch.setattr(core, "_FORMATS", list(reversed(formats())))
     assert detect(path, text).NAME == forward == claims[0]
     base.forget_decoded()
