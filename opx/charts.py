@@ -22,6 +22,28 @@ assert set(PROVENANCE_SHAPES) == set(PROVENANCES)
 FONT = "sans-serif"
 WIDTH, HEIGHT = 760, 440
 
+# One colour per hardware, fixed by its place in the catalog, so a system has the same colour on
+# every chart and page whatever else is selected. Hardware the catalog does not list (an import's
+# own slug) takes a colour from its name.
+PALETTE = ["#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#b279a2", "#eeca3b",
+           "#9d755d", "#ff9da6", "#bab0ac", "#1f3b73", "#8c6d31"]
+
+
+def hardware_color(catalog: Catalog, slug: str) -> str:
+    order = list(catalog.hardware)
+    if slug in order:
+        return PALETTE[order.index(slug) % len(PALETTE)]
+    return PALETTE[sum(slug.encode()) % len(PALETTE)]
+
+
+def hardware_scale(catalog: Catalog, slugs) -> alt.Scale:
+    """The colour scale for a chart whose colour field holds hardware *names*."""
+    slugs = list(dict.fromkeys(slugs))
+    if not slugs:
+        return alt.Scale(domain=["–"], range=["#888"])
+    return alt.Scale(domain=[catalog.hardware_name(h) for h in slugs],
+                     range=[hardware_color(catalog, h) for h in slugs])
+
 
 def _tooltip(y_title: str, x_title: str) -> list[alt.Tooltip]:
     return [
@@ -48,9 +70,8 @@ def explorer_chart(view: ExplorerView, catalog: Catalog, link: str = "",
     state = view.state
     x_metric = metrics.interactivity(state.pct)
     y_metric = metrics.y_metric(state.y)
-    hw_names = [catalog.hardware_name(h) for h in state.hw]
     color = alt.Color("hardware_name:N", title="Hardware",
-                      scale=alt.Scale(domain=hw_names or ["–"], scheme="tableau10"),
+                      scale=hardware_scale(catalog, state.hw),
                       legend=alt.Legend(orient="right"))
     shape = alt.Shape("provenance:N", title="Provenance",
                       scale=alt.Scale(domain=list(PROVENANCE_SHAPES),
