@@ -2,7 +2,8 @@
 point across pages, and KV-cache pool comparisons."""
 import streamlit as st
 
-from opx import metrics
+from models.view import format_number
+from opx import latency
 from opx.charts import latency_chart
 from ui import data, share, urlstate, widgets
 from ui.text import escape_md
@@ -20,35 +21,46 @@ with st.sidebar:
                     help="Marks this concurrency here and on the Explorer and Compare charts.")
 
 state = urlstate.write_url(urlstate.state_from_widgets())
+
 view = widgets.or_stop(data.latency_view, state)
 for note in view.notes:
     st.info(escape_md(note))
 
-if not view.points.empty:
-    runs = dict(zip(view.points.run_id, view.points.run_name))
-    chosen = st.multiselect("Runs shown (all when empty)", list(runs), format_func=runs.get,
-                            default=[r for r in state.run if r in runs], key="latency_runs")
-    shown = view.points[view.points.run_id.isin(chosen)] if chosen else view.points
-    if tuple(chosen) != state.run:
-        state = urlstate.write_url(state.model_copy(update={"run": tuple(chosen)}))
-        st.session_state["run"] = tuple(chosen)
-    st.altair_chart(latency_chart(shown, state.pct, state.conc), key="latency_chart", theme=None)
+if not view.runs.empty:
+    # Every run with latencies can be picked; the picks are the link's `run`.
+    options = dict(zip(view.runs.run_id, view.runs.description))
+    ss = st.session_state
+    ss["run"] = [r for r in ss.get("run", state.run) if r in options][:latency.MAX_RUNS]
+    st.multiselect(
+        f"Runs shown ({len(options)} with latencies; empty = each hardware's best configuration)",
+        list(options), format_func=options.get, key="run", max_selections=latency.MAX_RUNS,
+        placeholder="Pick runs to compare")
+    if tuple(ss["run"]) != state.run:
+        state = urlstate.write_url(state.model_copy(update={"run": tuple(ss["run"])}))
+    if not view.picked:
+        st.caption(escape_md(
+            f"Shown: per hardware, the run on its envelope nearest "
+            f"{format_number(state.target)} tok/s/user ({state.pct.upper()}), or where the "
+            "envelope does not reach that, the run with the most envelope points (see Why shown)."))
+    st.altair_chart(latency_chart(view.points, state.pct, state.conc, catalog),
+                    key="latency_chart", theme=None)
+    for note in view.missing_panels() + latency.missing_by_run(view.points, state.pct):
+        st.caption(escape_md(note))
+    st.dataframe(latency.runs_table(view), hide_index=True, key="latency_runs_table")
 
 if state.conc and not view.operating.empty:
     st.subheader(f"Operating point at concurrency {state.conc:,.0f}")
-    op = view.operating.copy()
-    op["share_of_frontier"] = [f"{v:.0%}" if v is not None and v == v else "–"
-                               for v in op.share_of_frontier]
-    op["tput_per_gpu"] = [metrics.format_value(v) for v in op.tput_per_gpu]
-    st.dataframe(op, hide_index=True, key="operating_points")
-    st.caption("Nearest measured concurrency of each run; share of frontier = its throughput per "
-               "GPU over its hardware's data envelope at the same interactivity.")
+    st.dataframe(latency.operating_table(view.operating, state.pct, state.conc), hide_index=True,
+                 key="operating_points")
+    st.caption("For each run shown, its measured concurrency nearest the one chosen. Share of "
+               "envelope: its throughput per GPU over its hardware's envelope (data, or simulated "
+               "for a simulated run) at the same interactivity; – where that interactivity lies "
+               "outside the envelope's range.")
 
 if not view.kv_pool.empty:
     st.subheader("With and without a KV-cache pool")
-    st.dataframe(view.kv_pool, hide_index=True, key="kv_pool")
-    pairs = view.kv_pool.groupby(["hardware", "concurrency"])
-    for (hw, conc), group in pairs:
+    st.dataframe(latency.kv_pool_table(view.kv_pool, state.pct), hide_index=True, key="kv_pool")
+    for (hw, conc), group in view.kv_pool.groupby(["hardware", "concurrency"]):
         ttft = dict(zip(group.kv_pool, group.ttft_s))
         served = [s for s in group.requests_served if s]
         st.caption(escape_md(

@@ -286,33 +286,79 @@ def multiple_chart(curve: pd.DataFrame, a_name: str, b_name: str, target: float,
                               subtitleFont=FONT))
 
 
-def latency_chart(points: pd.DataFrame, pct: str, conc: float | None) -> alt.VConcatChart:
-    """TTFT, TPOT and end-to-end latency against concurrency (log axes), one line per run."""
+def latency_chart(points: pd.DataFrame, pct: str, conc: float | None,
+                  catalog: Catalog) -> alt.VConcatChart:
+    """TTFT, TPOT and end-to-end latency against concurrency (log axes), one line per run drawn.
+
+    `points` are `opx.latency.LatencyView.points` (a few runs, `run_name` unique per run). Each
+    run takes its hardware's colour; runs of one hardware differ by dash. A panel no run can fill
+    is left out and the title says why, so an exported chart explains itself."""
+    from opx.latency import PANELS, missing_panels
+    runs = (points.drop_duplicates("run_id")[["run_id", "run_name", "hardware"]]
+            if not points.empty else pd.DataFrame(columns=["run_id", "run_name", "hardware"]))
+    dashes = [[1, 0], [6, 3], [2, 2], [10, 3, 2, 3], [1, 3], [12, 4]]
+    nth = runs.groupby("hardware", sort=False).cumcount() if not runs.empty else []
+    names = list(runs.run_name)
+    color = alt.Color("run_name:N", title="Run", sort=names,
+                      scale=alt.Scale(domain=names or ["–"],
+                                      range=[hardware_color(catalog, h) for h in runs.hardware]
+                                      or ["#888"]),
+                      legend=alt.Legend(orient="bottom", direction="vertical", columns=1,
+                                        labelLimit=520, symbolType="stroke", symbolSize=400,
+                                        symbolStrokeWidth=2.5))
+    dash = alt.StrokeDash("run_name:N", title="Run", sort=names,
+                          scale=alt.Scale(domain=names or ["–"],
+                                          range=[dashes[i % len(dashes)] for i in nth] or [[1, 0]]))
     shape = alt.Shape("provenance:N", title="Provenance",
                       scale=alt.Scale(domain=list(PROVENANCE_SHAPES),
-                                      range=list(PROVENANCE_SHAPES.values())))
+                                      range=list(PROVENANCE_SHAPES.values())),
+                      legend=alt.Legend(orient="bottom", direction="horizontal"))
+    p = pct.upper()
+    x = alt.X("concurrency:Q", title="Concurrency (requests in flight, log scale)",
+              scale=alt.Scale(type="log"), axis=alt.Axis(format="~s"))
     charts = []
-    for column, label in (("ttft_s", "TTFT"), ("tpot_s", "TPOT"), ("e2e_s", "End-to-end latency")):
-        data = points[points[column].notna()] if not points.empty else points
-        title = f"{label} {pct.upper()} (s)"
-        x = alt.X("concurrency:Q", title="Concurrency", scale=alt.Scale(type="log"))
-        y = alt.Y(f"{column}:Q", title=title, scale=alt.Scale(type="log"))
+    for column, short, long, unit, factor in PANELS:
+        data = points[points[column].notna() & points[column].gt(0)] if not points.empty else points
+        if data.empty:
+            continue
+        data = data.assign(value=data[column] * factor)
+        y_title = f"{short} {p} ({unit})"
+        y = alt.Y("value:Q", title=y_title, scale=alt.Scale(type="log"),
+                  axis=alt.Axis(format="~g", titlePadding=8))
+        tooltip = [alt.Tooltip("run_name:N", title="Run"),
+                   alt.Tooltip("hardware_name:N", title="Hardware"),
+                   alt.Tooltip("concurrency:Q", title="Concurrency", format=",.0f"),
+                   alt.Tooltip("value:Q", title=y_title, format=",.4~g"),
+                   alt.Tooltip("interactivity:Q", title=f"Interactivity {p} (tok/s/user)",
+                               format=",.4~g"),
+                   alt.Tooltip("tput:Q", title="Throughput (tok/s/GPU, total)", format=",.4~s"),
+                   alt.Tooltip("provenance:N", title="Provenance"),
+                   alt.Tooltip("source:N", title="Source")]
         base = alt.Chart(data)
-        layer = [base.mark_line(strokeWidth=1.5).encode(x=x, y=y, color=alt.Color(
-                     "run_name:N", title="Run", legend=alt.Legend(orient="bottom", columns=1)),
-                     detail="run_id:N"),
-                 base.mark_point(size=70, filled=True).encode(
-                     x=x, y=y, color="run_name:N", shape=shape,
-                     tooltip=[alt.Tooltip("run_name:N", title="Run"),
-                              alt.Tooltip("concurrency:Q", title="Concurrency", format=",.0f"),
-                              alt.Tooltip(f"{column}:Q", title=title, format=",.4~g"),
-                              alt.Tooltip("provenance:N"), alt.Tooltip("source:N")])]
+        layer = [base.mark_line(strokeWidth=2).encode(x=x, y=y, color=color, strokeDash=dash,
+                                                      detail="run_id:N", order="concurrency:Q"),
+                 base.mark_point(size=60, filled=True, opacity=1).encode(
+                     x=x, y=y, color=color, shape=shape, tooltip=tooltip)]
         if conc:
-            layer.append(alt.Chart(pd.DataFrame({"concurrency": [conc]})).mark_rule(
-                color="#555", strokeDash=[2, 2]).encode(x="concurrency:Q"))
-        charts.append(alt.layer(*layer).properties(width=WIDTH, height=180, title=title))
-    return alt.vconcat(*charts).properties(title=alt.TitleParams(
-        text=f"Latency against concurrency ({pct.upper()})", anchor="start", font=FONT))
+            mark = pd.DataFrame({"concurrency": [conc], "text": [f"concurrency {conc:,.0f}"]})
+            rule = alt.Chart(mark).encode(x="concurrency:Q")
+            layer += [rule.mark_rule(color="#555", strokeDash=[3, 3]),
+                      rule.mark_text(align="left", dx=4, baseline="top", y=2, color="#555",
+                                     font=FONT).encode(text="text:N")]
+        charts.append(alt.layer(*layer).properties(
+            width=WIDTH, height=240,
+            title=alt.TitleParams(text=f"{long} ({short} {p}, {unit})", anchor="start",
+                                  font=FONT, fontSize=13)))
+    missing = missing_panels(points, pct)
+    title = alt.TitleParams(text=f"Latency against concurrency ({p})", anchor="start", font=FONT,
+                            fontSize=15, subtitle=missing or alt.Undefined, subtitleFont=FONT,
+                            offset=14)
+    if not charts:
+        return alt.vconcat(alt.Chart(pd.DataFrame({"text": ["No run shown reports latencies."]}))
+                           .mark_text(font=FONT).encode(text="text:N")
+                           .properties(width=WIDTH, height=60)).properties(title=title)
+    return alt.vconcat(*charts, spacing=28).properties(title=title).resolve_scale(
+        x="shared", color="shared", strokeDash="shared", shape="shared")
 
 
 def planner_chart(rows: pd.DataFrame, title: str, subtitle: list[str]) -> alt.Chart:

@@ -1,5 +1,11 @@
-"""Latency against concurrency, the operating point at a chosen concurrency (with how far it sits
-from its hardware's frontier), and runs that differ only by a KV-cache pool, side by side."""
+"""Latency against concurrency for a few runs, the operating point at a chosen concurrency (with
+how far it sits from its hardware's envelope), and runs that differ only by a KV-cache pool.
+
+A model and workload can have hundreds of runs; the page draws a few. By default it draws, per
+hardware, the run behind its envelope at the target interactivity (`best_runs`); the user can pick
+others (`state.run`). Everything below the run picker (charts, operating points, tables) is about
+the runs drawn, and says so when a figure is missing.
+"""
 from __future__ import annotations
 
 import json
@@ -10,52 +16,243 @@ import numpy as np
 import pandas as pd
 
 from models import Catalog, ViewState
-from opx import queries, store
-from opx.explorer import ExplorerView, explore, filters_for
-from opx.frontier import value_at
+from models.view import format_number
+from opx import metrics, queries, store
+from opx.explorer import ExplorerView, _deployment_label, explore, filters_for
+from opx.frontier import pareto_mask, value_at
+
+MAX_RUNS = 12             # runs drawn at most: a legend a reader can follow
+MAX_POINTS = 200_000      # latency points read at most (every run of a model and workload)
+
+# The chart's panels: column, short name, long name, unit, factor from seconds.
+PANELS = (("ttft_s", "TTFT", "Time to first token", "s", 1.0),
+          ("tpot_s", "TPOT", "Time per output token", "ms", 1000.0),
+          ("e2e_s", "E2E", "End-to-end latency", "s", 1.0))
 
 
 @dataclass
 class LatencyView:
     state: ViewState
-    points: pd.DataFrame            # run, concurrency, ttft_s, tpot_s, e2e_s, ...
-    operating: pd.DataFrame         # one row per run at the chosen concurrency
+    runs: pd.DataFrame              # every run with latencies under the filters, one row each
+    shown: tuple[str, ...]          # the run ids drawn, in legend order
+    points: pd.DataFrame            # the drawn runs' points: concurrency, ttft_s, tpot_s, e2e_s, ...
+    operating: pd.DataFrame         # one row per drawn run at the chosen concurrency
     kv_pool: pd.DataFrame           # runs with and without a KV-cache pool, side by side
     notes: list[str] = field(default_factory=list)
+    picked: bool = False            # the drawn runs are the user's (`run`), not the default
+
+    def missing_panels(self) -> list[str]:
+        return missing_panels(self.points, self.state.pct)
 
 
 def latency(db: Path, state: ViewState, catalog: Catalog) -> LatencyView:
     f = filters_for(state.model_copy(update={"y": "total"}))
     with store.reading(db) as con:
-        pts = queries.latency_points(con, f, list(state.run))
+        pts = queries.latency_points(con, f, None, max_rows=MAX_POINTS)
+        facts = _run_facts(con, sorted(set(pts.run_id))) if not pts.empty else pd.DataFrame()
     notes: list[str] = []
+    empty = pd.DataFrame()
     if pts.empty:
         notes.append("No run of these hardware, model and workload has latencies with a "
                      f"concurrency at {state.pct.upper()} under these filters.")
-        empty = pd.DataFrame()
-        return LatencyView(state, pts, empty, empty, notes)
+        return LatencyView(state, empty, (), pts, empty, empty, notes)
     pts = pts.copy()
     pts["hardware_name"] = [catalog.hardware_name(h) for h in pts.hardware]
-    pts["run_name"] = [lbl or f"{n} · {rid[:8]}" for lbl, n, rid in
-                       zip(pts.label, pts.hardware_name, pts.run_id)]
+    pts["simulated"] = pts.provenance.eq("simulated")
+    runs = _runs(pts, facts, catalog, state)
+
+    picked = [r for r in state.run if r in set(runs.run_id)]
+    unknown = len(state.run) - len(picked)
+    if unknown:
+        notes.append(f"{unknown} run(s) in the link are not runs of these hardware, model and "
+                     f"workload with latencies at {state.pct.upper()}; they are left out.")
+    if picked:
+        shown = picked[:MAX_RUNS]
+        if len(picked) > MAX_RUNS:
+            notes.append(f"{len(picked)} runs picked: the first {MAX_RUNS} are drawn.")
+    else:
+        shown = list(runs.run_id[runs.why != ""])[:MAX_RUNS]
+    runs["shown"] = runs.run_id.isin(shown)
+    if picked:
+        runs["why"] = np.where(runs.shown, "picked", "")
+    names = legend_names(runs[runs.shown])
+    runs["name"] = runs.run_id.map(names).fillna("")
+    order = {r: i for i, r in enumerate(_legend_order(runs[runs.shown], catalog))}
+    shown_t = tuple(sorted(shown, key=order.__getitem__))
+
+    drawn = pts[pts.run_id.isin(shown)].copy()
+    drawn["run_name"] = drawn.run_id.map(names)
+    drawn["order"] = drawn.run_id.map(order)
+    drawn = drawn.sort_values(["order", "concurrency"]).reset_index(drop=True)
+
     operating = pd.DataFrame()
     if state.conc:
         view = explore(db, state.model_copy(update={"y": "total", "runs": False, "points": False}),
                        catalog)
-        operating = operating_points(pts, state.conc, view)
-    return LatencyView(state, pts, operating, kv_pool_pairs(pts), notes)
+        operating = operating_points(drawn, state.conc, view)
+    pts["run_name"] = pts.run_id.map(dict(zip(runs.run_id, [
+        lbl or d for lbl, d in zip(runs.label, runs.description)])))
+    return LatencyView(state, runs, shown_t, drawn, operating, kv_pool_pairs(pts), notes,
+                       picked=bool(picked))
+
+
+def _run_facts(con, ids: list[str]) -> pd.DataFrame:
+    """The deployment and date of each run, for labels and the runs table."""
+    return con.execute(
+        "SELECT id AS run_id, tp, ep, dp_attention, disaggregated, gpus_prefill, gpus_decode, "
+        "gpus_total, mtp, date FROM runs WHERE list_contains($ids, id)", {"ids": ids}).df()
+
+
+def _text(v) -> str:
+    return "" if v is None or (isinstance(v, float) and np.isnan(v)) or v is pd.NA \
+        or v is pd.NaT else str(v)
+
+
+def _runs(pts: pd.DataFrame, facts: pd.DataFrame, catalog: Catalog, state: ViewState) -> pd.DataFrame:
+    """One row per run: its configuration in words, a unique description for the run picker, and
+    why it is drawn by default (`why`, empty when it is not)."""
+    first = pts.groupby("run_id", sort=False).agg(
+        hardware=("hardware", "first"), hardware_name=("hardware_name", "first"),
+        provenance=("provenance", "first"), simulated=("simulated", "first"),
+        framework=("framework", "first"), precision=("precision", "first"),
+        label=("label", "first"), source=("source", "first"), points=("seq", "size")).reset_index()
+    first = first.merge(facts.drop(columns="gpus_total"), on="run_id", how="left")
+    gpus = pts.groupby("run_id", sort=False).gpus_total.first()
+    first["gpus_total"] = first.run_id.map(gpus)
+    first["deployment"] = [_deployment_label(r) for r in first.itertuples()]
+    first["date"] = [_text(d)[:10] for d in first.date]
+    for col in ("framework", "precision", "label", "source"):
+        first[col] = [_text(v) for v in first[col]]
+    first["label"] = [_own_label(lbl, hw) for lbl, hw in zip(first.label, first.hardware_name)]
+    first["description"] = _unique([
+        " · ".join(p for p in (r.hardware_name, f"{r.framework} {r.precision}".strip(),
+                               r.deployment, r.date, r.provenance, r.label) if p)
+        for r in first.itertuples()], list(first.run_id))
+    why = best_runs(pts, state.target, state.pct)
+    first["why"] = first.run_id.map(why).fillna("")
+    return first
+
+
+def _own_label(label: str, hardware_name: str) -> str:
+    """A run's label without a leading hardware name (the legend names the hardware already)."""
+    for sep in (" · ", " - ", ": ", " "):
+        if label.startswith(hardware_name + sep):
+            return label[len(hardware_name) + len(sep):]
+    return "" if label == hardware_name else label
+
+
+def _unique(names: list[str], ids: list[str]) -> list[str]:
+    """Names made distinct with the run id's first characters where two are the same."""
+    seen = pd.Series(names).duplicated(keep=False)
+    return [f"{n} · {i[:8]}" if dup else n for n, i, dup in zip(names, ids, seen)]
+
+
+def best_runs(pts: pd.DataFrame, target: float, pct: str) -> dict[str, str]:
+    """Per hardware, the run drawn by default, and why ({run_id: reason}).
+
+    Candidates are the hardware's points with an interactivity at `pct` and a throughput per GPU:
+    its measured or published runs' (any provenance but `simulated`), or, when those have none,
+    its simulated runs'. Their envelope gives the run: the one owning the envelope point nearest
+    the target (on a log scale) of the two the value at the target interpolates between; when the
+    envelope does not reach the target or starts above it, the run with the most envelope points
+    (then the highest throughput). A hardware whose runs report latencies but no interactivity or
+    throughput: its run with the most points (measured or published first)."""
+    at = f"{format_number(target)} tok/s/user ({pct.upper()})"
+    chosen: dict[str, str] = {}
+    for _, group in pts.groupby("hardware", sort=False):
+        usable = group.interactivity.gt(0) & group.tput.gt(0)
+        cand = group[usable & ~group.simulated]
+        if cand.empty:
+            cand = group[usable]
+        sim = "simulated " if not cand.empty and cand.simulated.all() else ""
+        if cand.empty:
+            kind = group[~group.simulated] if (~group.simulated).any() else group
+            run = kind.groupby("run_id", sort=False).size().idxmax()
+            chosen[run] = "most points (no interactivity or throughput reported)"
+            continue
+        env = cand[pareto_mask(cand.interactivity, cand.tput)]
+        x, y = env.interactivity.to_numpy(float), env.tput.to_numpy(float)
+        v = value_at(x, y, target)
+        if v.status == "ok":
+            i = min(v.neighbours, key=lambda k: abs(np.log(x[k] / target)))
+            chosen[env.run_id.iloc[i]] = f"on the {sim}envelope nearest {at}"
+            continue
+        ranked = (env.groupby("run_id", sort=False).tput.agg(["size", "max"])
+                  .sort_values(["size", "max"], ascending=False))
+        why = "not reachable" if v.status == "not_reachable" else "below its range"
+        chosen[ranked.index[0]] = f"most points on the {sim}envelope; {at} {why}"
+    return chosen
+
+
+LABEL_FIELDS = ("provenance", "framework", "precision", "deployment", "date")
+
+
+def legend_names(runs: pd.DataFrame) -> dict[str, str]:
+    """Legend names for the runs drawn: the hardware, then the parts of the configuration that
+    differ between the drawn runs of that hardware (a run's own label only where they do not tell
+    the runs apart, then the run id)."""
+    names: dict[str, str] = {}
+    for _, group in runs.groupby("hardware_name", sort=False):
+        fields = [f for f in LABEL_FIELDS if group[f].nunique() > 1]
+        parts = {r: [group.at[i, f] for f in fields if group.at[i, f]]
+                 for i, r in zip(group.index, group.run_id)}
+        texts = {r: " ".join(p) for r, p in parts.items()}
+        if len(set(texts.values())) < len(texts):
+            for i, r in zip(group.index, group.run_id):
+                if group.label.nunique() > 1 and group.at[i, "label"]:
+                    parts[r].append(group.at[i, "label"])
+        for i, r in zip(group.index, group.run_id):
+            text = " ".join(parts[r])
+            names[r] = f"{group.at[i, 'hardware_name']} · {text}" if text else group.at[i, "hardware_name"]
+    ids = list(names)
+    return dict(zip(ids, _unique([names[r] for r in ids], ids)))
+
+
+def _legend_order(runs: pd.DataFrame, catalog: Catalog) -> list[str]:
+    """Catalog order of hardware, then by name."""
+    rank = {h: i for i, h in enumerate(catalog.hardware)}
+    keyed = sorted(zip(runs.hardware, runs.name, runs.run_id),
+                   key=lambda t: (rank.get(t[0], len(rank)), t[0], t[1]))
+    return [r for _, _, r in keyed]
+
+
+def missing_panels(points: pd.DataFrame, pct: str) -> list[str]:
+    """A sentence for each panel no drawn run can fill (the chart leaves those panels out)."""
+    if points.empty:
+        return []
+    return [f"No run shown reports {_phrase(short, long)} at {pct.upper()}: that panel is left out."
+            for column, short, long, _, _ in PANELS
+            if not (points[column].notna() & points[column].gt(0)).any()]
+
+
+def missing_by_run(points: pd.DataFrame, pct: str) -> list[str]:
+    """A sentence for each drawn run missing from a panel that other runs fill."""
+    if points.empty:
+        return []
+    drawn = [(c, _phrase(s, lg)) for c, s, lg, _, _ in PANELS
+             if (points[c].notna() & points[c].gt(0)).any()]
+    out = []
+    for name, group in points.groupby("run_name", sort=False):
+        lacking = [phrase for c, phrase in drawn if not (group[c].notna() & group[c].gt(0)).any()]
+        if lacking:
+            out.append(f"{name} reports no {' or '.join(lacking)} at {pct.upper()}.")
+    return out
+
+
+def _phrase(short: str, long: str) -> str:
+    return short if short in ("TTFT", "TPOT") else long.lower()
 
 
 def operating_points(pts: pd.DataFrame, conc: float, view: ExplorerView) -> pd.DataFrame:
-    """Each run's point nearest the chosen concurrency, and its throughput as a share of its
-    hardware's frontier at the same interactivity."""
+    """Each drawn run's point nearest the chosen concurrency, and its throughput as a share of
+    its hardware's envelope of the same kind (data or simulated) at the same interactivity."""
     rows = []
-    env = view.points[view.points.on_envelope & ~view.points.simulated] if not view.points.empty \
-        else view.points
+    env = (view.points[view.points.on_envelope] if not view.points.empty else view.points)
     for run_id, group in pts.groupby("run_id", sort=False):
         nearest = group.iloc[int(np.argmin(np.abs(np.log(group.concurrency / conc))))]
         share = None
-        hw_env = env[env.hardware == nearest.hardware] if not env.empty else env
+        hw_env = (env[(env.hardware == nearest.hardware) & (env.simulated == nearest.simulated)]
+                  if not env.empty else env)
         if not hw_env.empty and pd.notna(nearest.interactivity) and pd.notna(nearest.tput):
             frontier = value_at(hw_env.x.to_numpy(float), hw_env.tput.to_numpy(float),
                                 float(nearest.interactivity))
@@ -75,7 +272,8 @@ def kv_pool_pairs(pts: pd.DataFrame) -> pd.DataFrame:
     """Runs that say whether they used a KV-cache pool (run metadata `kv_pool`), grouped by
     hardware and concurrency so the with/without pair reads side by side."""
     rows = []
-    for r in pts.itertuples():
+    with_pool = pts[pts.meta.str.contains('"kv_pool"', regex=False, na=False)]
+    for r in with_pool.itertuples():
         meta = json.loads(r.meta) if isinstance(r.meta, str) and r.meta else {}
         if "kv_pool" not in meta:
             continue
@@ -88,3 +286,51 @@ def kv_pool_pairs(pts: pd.DataFrame) -> pd.DataFrame:
     df = pd.DataFrame(rows)
     counts = df.groupby(["hardware", "concurrency"]).kv_pool.transform("nunique")
     return df[counts > 1].sort_values(["hardware", "concurrency", "kv_pool"]).reset_index(drop=True)
+
+
+# -- tables as shown: labelled columns with units, formatted text, a dash for a missing figure --
+
+def _fmt(v, factor: float = 1.0) -> str:
+    return metrics.format_value(None if v is None or pd.isna(v) else float(v) * factor)
+
+
+def _conc(v) -> str:
+    return "–" if v is None or pd.isna(v) else f"{float(v):,.0f}"
+
+
+def runs_table(view: LatencyView) -> pd.DataFrame:
+    """The drawn runs' configurations, keyed by their legend names."""
+    runs = view.runs.set_index("run_id").loc[list(view.shown)] if view.shown else view.runs
+    return pd.DataFrame({
+        "Run": runs.name, "Framework": runs.framework.replace("", "–"), "Precision": runs.precision.replace("", "–"),
+        "Deployment": runs.deployment.replace("", "–"), "Date": runs.date.replace("", "–"),
+        "Provenance": runs.provenance, "Points": runs.points.astype(int),
+        "Why shown": runs.why.replace("", "–"), "Run id": runs.index,
+        "Source": runs.source.replace("", "–")}).reset_index(drop=True)
+
+
+def operating_table(op: pd.DataFrame, pct: str, conc: float) -> pd.DataFrame:
+    p = pct.upper()
+    return pd.DataFrame({
+        "Run": op.run, "Concurrency": [_conc(c) if exact else f"{_conc(c)} (nearest to {_conc(conc)})"
+                        for c, exact in zip(op.concurrency, op.exact)],
+        f"Interactivity {p} (tok/s/user)": [_fmt(v) for v in op.interactivity],
+        "Throughput (tok/s/GPU, total)": [_fmt(v) for v in op.tput_per_gpu],
+        f"TTFT {p} (s)": [_fmt(v) for v in op.ttft_s],
+        f"TPOT {p} (ms)": [_fmt(v, 1000) for v in op.tpot_s],
+        f"E2E {p} (s)": [_fmt(v) for v in op.e2e_s],
+        "GPUs": [_conc(v) for v in op.gpus],
+        "Share of envelope": [f"{v:.0%}" if v is not None and v == v else "–"
+                              for v in op.share_of_frontier],
+        "Provenance": op.provenance})
+
+
+def kv_pool_table(kv: pd.DataFrame, pct: str) -> pd.DataFrame:
+    p = pct.upper()
+    return pd.DataFrame({
+        "Hardware": kv.hardware, "Concurrency": [_conc(c) for c in kv.concurrency],
+        "KV-cache pool": kv.kv_pool, f"TTFT {p} (s)": [_fmt(v) for v in kv.ttft_s],
+        f"TPOT {p} (ms)": [_fmt(v, 1000) for v in kv.tpot_s],
+        "Requests served (vs no pool)": [_text(v) or "–" for v in kv.requests_served],
+        "Run": kv.run, "Provenance": kv.provenance,
+        "Source": [_text(v) or "–" for v in kv.source]})

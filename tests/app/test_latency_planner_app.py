@@ -21,8 +21,8 @@ def run_page(seed_db, monkeypatch):
 def test_latency_shows_the_mooncake_pair(run_page):
     at = run_page("app_pages/latency.py", pct="p50", conc="4800")
     assert not at.exception
-    kv = next(d.value for d in at.dataframe if "kv_pool" in d.value.columns)
-    assert sorted(kv.ttft_s) == pytest.approx([4.2, 29.8])
+    kv = next(d.value for d in at.dataframe if "KV-cache pool" in d.value.columns)
+    assert sorted(float(v) for v in kv["TTFT P50 (s)"]) == pytest.approx([4.2, 29.8])
     assert any("+68%" in c.value for c in at.caption)
     assert len(at.get("vega_lite_chart")) == 1
 

@@ -35,8 +35,14 @@ def test_mooncake_runs_side_by_side(db, catalog):
 
 def test_operating_point_and_its_distance_from_the_frontier(db, catalog):
     state = ViewState(model="deepseek-r1", workload="1k1k", hw=("b200",), pct="p50", conc=64)
-    op = latency(db, state, catalog).operating.sort_values("interactivity")
+    view = latency(db, state, catalog)
+    # by default only the run on the envelope: March (its points dominate January's)
+    assert len(view.operating) == 1 and view.operating.interactivity.iloc[0] == pytest.approx(45)
     # one configuration measured on two dates: two runs, each with a point at concurrency 64
+    both = tuple(view.runs.run_id)
+    assert len(both) == 2
+    op = latency(db, state.model_copy(update={"run": both}), catalog).operating \
+        .sort_values("interactivity")
     assert len(op) == 2 and (op.concurrency == 64).all() and op.exact.all()
     january, march = op.iloc[0], op.iloc[1]
     assert march.share_of_frontier == pytest.approx(1.0)        # (45, 3600) is on the envelope
