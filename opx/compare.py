@@ -8,10 +8,12 @@ import numpy as np
 import pandas as pd
 
 from models import Catalog, ViewState
+from models.view import format_number
 from opx import metrics, queries, store
 from opx.economics import Economics, economics_for
 from opx.explorer import ExplorerView
-from opx.frontier import pareto_mask, value_at
+from opx.frontier import (SNAP, Figure, Multiple, ValueAt, multiple_at_peak, multiple_at_target,
+                          pareto_mask, value_at)
 
 GRID_POINTS = 160
 
@@ -29,30 +31,71 @@ class Side:
         v = value_at(self.xs, self.tputs, x)
         if v.status != "ok":
             return v.status, None
+        out = self.metric_value(v.value, metric)
+        return ("ok", out) if out is not None else ("no_data", None)
+
+    def metric_value(self, tput: float, metric: metrics.Metric) -> float | None:
+        """A throughput per GPU of this side in the chosen metric (None without price or power)."""
         if not metric.derived:
-            return "ok", v.value
+            return tput
         if self.econ is None:
-            return "no_data", None
-        out = metric.convert(v.value, self.econ.usd_per_gpu_hour, self.econ.watts_per_gpu)
-        return ("ok", float(out)) if np.isfinite(out) else ("no_data", None)
+            return None
+        out = metric.convert(tput, self.econ.usd_per_gpu_hour, self.econ.watts_per_gpu)
+        return float(out) if np.isfinite(out) else None
 
 
 def sides_from_view(view: ExplorerView, catalog: Catalog) -> tuple[Side, Side]:
-    """A and B from the hardware envelopes of a compare view (data first, else simulation)."""
+    """A and B for the multiple across interactivity, like with like: both data envelopes when
+    they overlap over a span of interactivity, else both simulated envelopes when they overlap,
+    else the data envelopes meeting at one interactivity; failing all of these, each side's data
+    envelope, else its simulated one (a mixed pair, which `curve_basis` names). A simulated side's
+    name says "(simulated)", so the curve, its bands and the lead sentence say which kind they
+    divide."""
     state = view.state
+    envs = {(hw, sim): _envelope(view.points, hw, sim) for hw in (state.a, state.b)
+            for sim in (False, True)}
+    spans = {sim: _overlap(envs[(state.a, sim)], envs[(state.b, sim)]) for sim in (False, True)}
+    if spans[False] is not None and spans[False] > 0:
+        choice = {state.a: False, state.b: False}
+    elif spans[True] is not None:
+        choice = {state.a: True, state.b: True}
+    elif spans[False] is not None:
+        choice = {state.a: False, state.b: False}
+    else:
+        choice = {hw: envs[(hw, False)].empty and not envs[(hw, True)].empty
+                  for hw in (state.a, state.b)}
     out = []
     for hw in (state.a, state.b):
-        summary = next(s for s in view.summaries if s.hardware == hw)
-        pts = view.points
-        env = pts[(pts.hardware == hw) & pts.on_envelope & (pts.simulated == summary.simulated_only)] \
-            if not pts.empty else pts
-        env = env.sort_values("x") if not env.empty else env
-        provs = sorted(set(env.provenance)) if not env.empty else []
-        out.append(Side(hw, catalog.hardware_name(hw),
-                        env.x.to_numpy(dtype=float) if not env.empty else np.array([]),
-                        env.tput.to_numpy(dtype=float) if not env.empty else np.array([]),
-                        ", ".join(provs), economics_for(catalog, state, hw)))
+        env = envs[(hw, choice[hw])]
+        name = catalog.hardware_name(hw) + (" (simulated)" if choice[hw] else "")
+        out.append(Side(hw, name, env.x.to_numpy(dtype=float), env.tput.to_numpy(dtype=float),
+                        ", ".join(sorted(set(env.provenance))), economics_for(catalog, state, hw)))
     return out[0], out[1]
+
+
+def _envelope(pts: pd.DataFrame, hw: str, simulated: bool) -> pd.DataFrame:
+    if pts.empty:
+        return pd.DataFrame({"x": [], "tput": [], "provenance": []})
+    return pts[(pts.hardware == hw) & pts.on_envelope & (pts.simulated == simulated)].sort_values("x")
+
+
+def _overlap(a: pd.DataFrame, b: pd.DataFrame) -> float | None:
+    """How far (in log interactivity) two envelopes overlap; 0 when they meet at one point, None
+    when they do not meet."""
+    if a.empty or b.empty:
+        return None
+    lo, hi = max(a.x.min(), b.x.min()), min(a.x.max(), b.x.max())
+    if hi < lo * (1 - SNAP):
+        return None
+    return max(float(np.log(hi / lo)), 0.0)
+
+
+def curve_basis(a: Side, b: Side) -> str:
+    """What the multiple curve divides: "preview vs derived", "simulated vs simulated" or
+    "mixed: simulated vs measured"."""
+    if not a.provenance or not b.provenance:
+        return ""
+    return Multiple(1.0, a=Figure(1.0, a.provenance), b=Figure(1.0, b.provenance)).basis
 
 
 def side_from_run(con, run_id: str, state: ViewState, catalog: Catalog) -> Side | None:
@@ -79,7 +122,7 @@ def sides_from_runs(db, state: ViewState, catalog: Catalog, run_a: str, run_b: s
 
 def multiple_curve(a: Side, b: Side, metric: metrics.Metric, n: int = GRID_POINTS) -> pd.DataFrame:
     """A(x), B(x) and A/B on a log grid over both sides' interactivity; `status` says why a
-    multiple is missing (`B cannot reach`, `A cannot reach`, `below measured range`)."""
+    multiple is missing (`B cannot reach`, `A cannot reach`, `below the range of B`)."""
     xs = np.concatenate([a.xs, b.xs])
     if xs.size == 0:
         return pd.DataFrame(columns=["x", "a", "b", "multiple", "status"])
@@ -95,7 +138,9 @@ def multiple_curve(a: Side, b: Side, metric: metrics.Metric, n: int = GRID_POINT
         elif sb == "ok" and sa == "not_reachable":
             status, mult = f"{a.name} cannot reach", None
         elif "below_range" in (sa, sb):
-            status, mult = "below measured range", None
+            # named by side: a simulated side's range is not a measured one
+            lower = b if sb == "below_range" else a
+            status, mult = f"below the range of {lower.name}", None
         else:
             status, mult = "no data", None
         rows.append({"x": float(x), "a": va, "b": vb, "multiple": mult, "status": status})
@@ -109,7 +154,13 @@ def lead_summary(curve: pd.DataFrame, a: Side, b: Side, metric: metrics.Metric) 
     both = curve[curve.status == "both"]
     better = both[[metric.better(x, y) for x, y in zip(both.a, both.b)]] if not both.empty else both
     parts = []
-    if not better.empty:
+    if not both.empty and both.x.min() == both.x.max():
+        # one interactivity in common: no span to speak of
+        x = f"{both.x.iloc[0]:.4g} tok/s/user"
+        parts.append(f"{a.name} leads at {x}, the one interactivity where both have figures"
+                     if not better.empty else
+                     f"{a.name} does not lead at {x}, the one interactivity where both have figures")
+    elif not better.empty:
         parts.append(f"{a.name} leads from {better.x.min():.4g} to {better.x.max():.4g} tok/s/user"
                      + ("" if len(better) == len(both) else " (not everywhere in between)"))
     elif not both.empty:
@@ -123,3 +174,42 @@ def lead_summary(curve: pd.DataFrame, a: Side, b: Side, metric: metrics.Metric) 
     if not only_b.empty:
         parts.append(f"above {only_b.x.min():.4g} tok/s/user only {b.name} reaches")
     return "; ".join(parts) if parts else "no interactivity where both have data"
+
+
+def run_multiples(a: Side, b: Side, target: float, metric: metrics.Metric
+                  ) -> tuple[Multiple, Multiple]:
+    """Two runs head to head: the multiple at the target and at peak (each run's highest
+    throughput on its frontier), each saying what kinds it divides."""
+    target_text = f"{format_number(target)} tok/s/user"
+    at = []
+    for side in (a, b):
+        status, value = side.value(target, metric)
+        at.append(ValueAt(status, value) if status == "ok" else ValueAt(status))
+    at_target = multiple_at_target(at[0], at[1], a.name, b.name, target_text,
+                                   a.provenance, b.provenance)
+    peaks = [side.metric_value(float(side.tputs.max()), metric) if side.tputs.size else None
+             for side in (a, b)]
+    return at_target, multiple_at_peak(peaks[0], peaks[1], a.name, b.name,
+                                       a.provenance, b.provenance)
+
+
+def hardware_multiples(view: ExplorerView) -> tuple[Multiple, Multiple]:
+    """The Explorer's multiples of A over B (B is the baseline of a compare view), so both pages
+    and the export give the same figures."""
+    state = view.state
+    if state.a == state.b:
+        same = Multiple(None, "A and B are the same hardware")
+        return same, same
+    a = next(s for s in view.summaries if s.hardware == state.a)
+    return a.multiple_at_target, a.multiple_at_peak
+
+
+def curve_note(a: Side, b: Side, at_target: Multiple) -> str:
+    """What the multiple curve divides, and when that differs from the multiple at the target."""
+    basis = curve_basis(a, b)
+    if not basis:
+        return ""
+    text = f"The curve divides {basis} figures"
+    if at_target.kind and at_target.basis != basis:
+        text += f"; the multiple at the target divides {at_target.basis} figures"
+    return text + "."

@@ -8,6 +8,7 @@ interpolation; nothing is extrapolated.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -84,19 +85,113 @@ def value_at(xs: np.ndarray | list[float], ys: np.ndarray | list[float], target:
     return ValueAt("ok", value, exact=False, neighbours=(int(order[left]), int(order[right])))
 
 
+Kind = Literal["data", "simulated"]
+DATA: Kind = "data"
+SIMULATED: Kind = "simulated"
+
+
+def kind_of(provenance: str) -> Kind:
+    """Simulated figures are one kind; measured, published, preview, derived and interpolated
+    figures are the other ("data")."""
+    return SIMULATED if provenance_names(provenance) == ["simulated"] else DATA
+
+
+def provenance_names(provenance: str) -> list[str]:
+    """The bare provenances in a shown provenance: "interpolated between measured / published
+    points" gives ["measured", "published"]; "preview (interactivity not stated)" gives ["preview"]."""
+    text = provenance.split(" (")[0]
+    if text.startswith("interpolated between ") and text.endswith(" points"):
+        text = text[len("interpolated between "):-len(" points")]
+    return [p.strip() for p in text.replace(",", " / ").split(" / ") if p.strip()]
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One side's figure of one kind, at a target or at peak: what a multiple divides."""
+    value: float
+    provenance: str            # as shown, e.g. "preview", "interpolated between simulated points"
+
+    @property
+    def kind(self) -> Kind:
+        return kind_of(self.provenance)
+
+    @property
+    def kind_text(self) -> str:
+        """The figure's kind in a word or two: "preview", "measured / published", "simulated"."""
+        return " / ".join(dict.fromkeys(provenance_names(self.provenance))) or self.kind
+
+
 @dataclass(frozen=True)
 class Multiple:
     value: float | None
-    reason: str = ""          # why there is no number
+    reason: str = ""                 # why there is no number
+    a: Figure | None = None          # the figures divided, when there is a number
+    b: Figure | None = None
+
+    @property
+    def kind(self) -> str:
+        """"data", "simulated", "mixed", or "" when there is no number."""
+        if self.value is None or self.a is None or self.b is None:
+            return ""
+        return self.a.kind if self.a.kind == self.b.kind else "mixed"
+
+    @property
+    def basis(self) -> str:
+        """What was divided: "preview vs derived", "simulated vs simulated",
+        "mixed: simulated vs derived"."""
+        if not self.kind:
+            return ""
+        words = f"{self.a.kind_text} vs {self.b.kind_text}"
+        return f"mixed: {words}" if self.kind == "mixed" else words
+
+    @property
+    def short(self) -> str:
+        """The number alone, or "no multiple": fits a headline figure; the basis or the reason
+        goes beside it."""
+        from opx.metrics import format_multiple
+        return format_multiple(self.value) if self.value is not None else "no multiple"
+
+    def caption(self, unit: str) -> str:
+        """The figures divided and their kinds ("1.7M vs 29.3k tok/s/GPU; preview vs derived"),
+        or the reason there is no number: the words beside a headline `short`."""
+        if self.value is None or self.a is None or self.b is None:
+            return self.reason
+        from opx.metrics import format_value
+        return f"{format_value(self.a.value)} vs {format_value(self.b.value)} {unit}; {self.basis}"
 
     @property
     def text(self) -> str:
-        from opx.metrics import format_multiple
-        return format_multiple(self.value) if self.value is not None else self.reason
+        """The number, saying its basis unless it divides data by data, or the reason."""
+        if self.value is None:
+            return self.reason
+        return self.short if self.kind == DATA else f"{self.short} ({self.basis})"
 
 
-def multiple_at_target(a: ValueAt, b: ValueAt, a_name: str, b_name: str, target: str) -> Multiple:
-    """A(x) / B(x); undefined exactly when one side has no value at x."""
+def like_with_like(a: Sequence[Figure], b: Sequence[Figure]) -> tuple[Figure, Figure] | None:
+    """The pair a multiple divides: data by data, else simulated by simulated, else the one
+    mixed pair there is (its `Multiple.basis` says so). Each side gives at most one figure of
+    each kind."""
+    by_kind_a = {f.kind: f for f in a}
+    by_kind_b = {f.kind: f for f in b}
+    for kind in (DATA, SIMULATED):
+        if kind in by_kind_a and kind in by_kind_b:
+            return by_kind_a[kind], by_kind_b[kind]
+    if by_kind_a and by_kind_b:
+        return next(iter(by_kind_a.values())), next(iter(by_kind_b.values()))
+    return None
+
+
+def divide(a: Figure, b: Figure, b_name: str, where: str) -> Multiple:
+    """A / B, or why not (a zero denominator)."""
+    if not b.value:
+        return Multiple(None, f"{b_name} is zero {where}")
+    return Multiple(a.value / b.value, a=a, b=b)
+
+
+def multiple_at_target(a: ValueAt, b: ValueAt, a_name: str, b_name: str, target: str,
+                       a_provenance: str = "", b_provenance: str = "") -> Multiple:
+    """A(x) / B(x) for two values of one curve each; undefined exactly when one side has no value
+    at x."""
     for side, name in ((b, b_name), (a, a_name)):
         if side.status == "not_reachable":
             return Multiple(None, f"{name} cannot reach {target}")
@@ -104,16 +199,14 @@ def multiple_at_target(a: ValueAt, b: ValueAt, a_name: str, b_name: str, target:
             return Multiple(None, f"{target} is below {name}'s measured range")
         if side.status == "no_data":
             return Multiple(None, f"no {name} data")
-    if not b.value:
-        return Multiple(None, f"{b_name} is zero at {target}")
-    return Multiple(a.value / b.value)
+    return divide(Figure(a.value, a_provenance), Figure(b.value, b_provenance), b_name,
+                  f"at {target}")
 
 
-def multiple_at_peak(a_peak: float | None, b_peak: float | None, a_name: str, b_name: str) -> Multiple:
+def multiple_at_peak(a_peak: float | None, b_peak: float | None, a_name: str, b_name: str,
+                     a_provenance: str = "", b_provenance: str = "") -> Multiple:
     if a_peak is None:
         return Multiple(None, f"no {a_name} data")
     if b_peak is None:
         return Multiple(None, f"no {b_name} data")
-    if b_peak == 0:
-        return Multiple(None, f"{b_name} peak is zero")
-    return Multiple(a_peak / b_peak)
+    return divide(Figure(a_peak, a_provenance), Figure(b_peak, b_provenance), b_name, "at peak")

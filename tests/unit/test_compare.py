@@ -34,3 +34,23 @@ def test_lower_is_better_metrics_invert_who_leads():
     curve = multiple_curve(a, b, cost, n=10)
     assert curve.multiple.iloc[0] == pytest.approx(1000 / 3000)   # cost ratio = inverse throughput
     assert "A leads" in lead_summary(curve, a, b, cost)
+
+
+def test_one_interactivity_in_common_is_not_a_span():
+    a = side("A", [387], [1.7e6])
+    b = side("B", [387], [29_310])
+    curve = multiple_curve(a, b, TOTAL, n=10)
+    text = lead_summary(curve, a, b, TOTAL)
+    assert text == "A leads at 387 tok/s/user, the one interactivity where both have figures"
+    assert "from 387 to 387" not in text
+
+
+def test_runs_head_to_head_name_their_kinds():
+    from opx.compare import run_multiples
+    a = Side("ra", "run A", np.array([10.0, 100.0]), np.array([3000.0, 2000.0]), "simulated", None)
+    b = Side("rb", "run B", np.array([10.0, 100.0]), np.array([1000.0, 500.0]), "measured", None)
+    at_target, at_peak = run_multiples(a, b, 50.0, TOTAL)
+    assert at_target.kind == "mixed" and at_target.basis == "mixed: simulated vs measured"
+    assert at_peak.value == pytest.approx(3.0) and at_peak.short == "3×"
+    below, _ = run_multiples(a, b, 5.0, TOTAL)
+    assert below.short == "no multiple" and below.reason == "5 tok/s/user is below run B's measured range"

@@ -91,3 +91,39 @@ def test_multiple_names_the_side_that_cannot_reach():
         "GB300 cannot reach 450 tok/s/user"
     assert multiple_at_peak(2.52e6, 933333.0, "A", "B").value == pytest.approx(2.7, rel=1e-3)
     assert multiple_at_peak(None, 1.0, "A", "B").value is None
+
+
+def test_like_with_like_prefers_data_then_simulated_then_names_a_mix():
+    from opx.frontier import Figure, divide, like_with_like
+    data_a, sim_a = Figure(1.7e6, "preview"), Figure(3.1e6, "simulated")
+    data_b, sim_b = Figure(29_310, "derived"), Figure(1.1e6, "interpolated between simulated points")
+    assert like_with_like([data_a, sim_a], [data_b, sim_b]) == (data_a, data_b)
+    assert like_with_like([sim_a], [data_b, sim_b]) == (sim_a, sim_b)
+    assert like_with_like([data_a, sim_a], [sim_b]) == (sim_a, sim_b)
+    assert like_with_like([sim_a], [data_b]) == (sim_a, data_b)
+    assert like_with_like([], [data_b]) is None
+    data = divide(data_a, data_b, "B", "at 387")
+    assert (data.kind, data.basis, data.text) == ("data", "preview vs derived", "58×")
+    sim = divide(sim_a, sim_b, "B", "at 387")
+    assert sim.kind == "simulated" and sim.text == f"{sim.short} (simulated vs simulated)"
+    mixed = divide(sim_a, data_b, "B", "at 387")
+    assert mixed.kind == "mixed" and mixed.basis == "mixed: simulated vs derived"
+    assert mixed.text.endswith("(mixed: simulated vs derived)")
+    assert divide(data_a, Figure(0.0, "measured"), "B", "at 387").reason == "B is zero at 387"
+
+
+def test_a_multiple_without_a_number_is_short_in_a_headline_and_says_why_beside_it():
+    a = value_at([100.0, 500.0], [10.0, 5.0], 450.0)
+    b = value_at([100.0, 300.0], [4.0, 1.0], 450.0)
+    m = multiple_at_target(a, b, "Rubin", "GB300", "450 tok/s/user")
+    assert m.short == "no multiple" and m.caption("tok/s/GPU") == "GB300 cannot reach 450 tok/s/user"
+    assert m.kind == "" and m.basis == ""
+
+
+def test_provenance_names_read_the_shown_provenance():
+    from opx.frontier import kind_of, provenance_names
+    assert provenance_names("interpolated between measured / published points") == \
+        ["measured", "published"]
+    assert provenance_names("preview (interactivity not stated)") == ["preview"]
+    assert kind_of("interpolated between simulated points") == "simulated"
+    assert kind_of("derived") == "data" and kind_of("interpolated") == "data"
