@@ -73,28 +73,22 @@ except OpxError as exc:
     st.stop()
 
 target_text = f"{format_number(state.target)} tok/s/user ({state.pct.upper()})"
-a_sum = next(s for s in view.summaries if s.hardware == state.a)
 curve = compare.multiple_curve(side_a, side_b, metric)
-
-st.subheader(f"{side_a.name} vs {side_b.name}")
-c1, c2, c3 = st.columns(3)
-sa, va = side_a.value(state.target, metric)
-sb, vb = side_b.value(state.target, metric)
-if sa == "ok" and sb == "ok" and vb:
-    at_target = metrics.format_multiple(va / vb)
-elif sb == "not_reachable":
-    at_target = f"{side_b.name} cannot reach {format_number(state.target)}"
-elif sa == "not_reachable":
-    at_target = f"{side_a.name} cannot reach {format_number(state.target)}"
+comparing_runs = bool(state.ra and state.rb) and (side_a.key, side_b.key) == (state.ra, state.rb)
+if comparing_runs:
+    at_target, at_peak = compare.run_multiples(side_a, side_b, state.target, metric)
+    st.subheader(f"{side_a.name} vs {side_b.name}")
 else:
-    at_target = "no multiple (outside the measured range or no data)"
-c1.metric(f"Multiple at the target, {target_text}", at_target)
-c1.caption(escape_md(f"{metrics.format_value(va)} vs {metrics.format_value(vb)} {metric.unit}; "
-                     f"provenance: {side_a.provenance or '–'} vs {side_b.provenance or '–'}"))
-c2.metric("Multiple at peak throughput", a_sum.multiple_at_peak.text if a_sum.multiple_at_peak
-          and not (state.ra and state.rb) else "–")
-c2.caption(escape_md(f"peaks: {a_sum.peak_provenance or '–'} vs "
-                     f"{next(s for s in view.summaries if s.hardware == state.b).peak_provenance or '–'}"))
+    at_target, at_peak = compare.hardware_multiples(view)
+    st.subheader(f"{catalog.hardware_name(state.a)} vs {catalog.hardware_name(state.b)}")
+
+# A headline value is a number or "no multiple" (it must fit); what it divides, or why there is
+# none, goes in the caption under it.
+c1, c2, c3 = st.columns(3)
+c1.metric(f"Multiple at the target, {target_text}", at_target.short)
+c1.caption(escape_md(at_target.caption(metric.unit)))
+c2.metric("Multiple at peak throughput", at_peak.short)
+c2.caption(escape_md(at_peak.caption(metric.unit)))
 c3.markdown(f"**Where {escape_md(side_a.name)} leads**")
 c3.write(escape_md(compare.lead_summary(curve, side_a, side_b, metric)))
 if metric.direction == "lower":
@@ -106,6 +100,9 @@ if not (state.ra and state.rb):
                     key="compare_chart", theme=None)
 st.altair_chart(multiple_chart(curve, side_a.name, side_b.name, state.target, metric, state.pct),
                 key="compare_multiple", theme=None)
+curve_note = compare.curve_note(side_a, side_b, at_target)
+if curve_note:
+    st.caption(escape_md(curve_note))
 for note in view.notes:
     st.caption(escape_md(note))
 

@@ -45,13 +45,11 @@ if base and others:
     col_t, col_p = st.columns(2)
     with col_t:
         st.subheader(f"Multiple at the target, {target_text}")
+        # the value is a number or "no multiple" (it must fit); what it divides, or why there
+        # is none, is the caption
         for s in others:
-            st.metric(f"{s.name} ÷ {base.name}", s.multiple_at_target.text)
-            if s.at_target.status == "ok" and base.at_target.status == "ok":
-                st.caption(escape_md(
-                    f"{metrics.format_value(s.at_target.value)} vs "
-                    f"{metrics.format_value(base.at_target.value)} {y.unit}; provenance: "
-                    f"{s.target_provenance} vs {base.target_provenance}"))
+            st.metric(f"{s.name} ÷ {base.name}", s.multiple_at_target.short)
+            st.caption(escape_md(s.multiple_at_target.caption(y.unit)))
     with col_p:
         st.subheader("Multiple at peak throughput (any interactivity)")
         for s in others:

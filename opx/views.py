@@ -58,12 +58,36 @@ def chart_data(view: ExplorerView) -> pd.DataFrame:
 
 
 def _value_json(s: HardwareSummary) -> dict[str, Any]:
+    """`at_target` and `peak` are the headline figures (the data's, else the simulation's, as
+    their provenance says); the data's and the simulation's are also given apart."""
+    sim = s.simulated
+    sim_at = s.simulated_at_target
     return {"hardware": s.hardware, "name": s.name,
             "at_target": s.at_target.value if s.at_target.status == "ok" else None,
             "at_target_status": s.at_target.text or "ok", "at_target_exact": s.at_target.exact,
-            "reachable": s.at_target.status == "ok",
+            "reachable": s.reachable, "target_note": s.target_note,
             "target_provenance": s.target_provenance, "target_source": s.target_source,
-            "peak": s.peak, "peak_provenance": s.peak_provenance, "peak_source": s.peak_source}
+            "peak": s.peak, "peak_provenance": s.peak_provenance, "peak_source": s.peak_source,
+            "data_at_target": s.data.at_target.value if s.data.at_target.status == "ok" else None,
+            "data_target_provenance": s.data.target_provenance,
+            "data_peak": s.data.peak, "data_peak_provenance": s.data.peak_provenance,
+            "simulated_at_target": sim_at.value if sim_at and sim_at.status == "ok" else None,
+            "simulated_at_target_status": (sim_at.text or "ok") if sim_at else "no simulation",
+            "simulated_peak": sim.peak if sim else None,
+            "at_least_from_stricter_percentile": (
+                {"percentile": s.stricter.pct, "interactivity": s.stricter.x,
+                 "value": s.stricter.value, "provenance": s.stricter.provenance}
+                if s.stricter else None)}
+
+
+def _multiple_json(prefix: str, m) -> dict[str, Any]:
+    """A multiple: its number (None when there is none), its text, and what it divides
+    ("data", "simulated" or "mixed", and e.g. "preview vs derived")."""
+    if m is None:
+        return {prefix: None, f"{prefix}_text": "baseline", f"{prefix}_kind": "",
+                f"{prefix}_basis": ""}
+    return {prefix: m.value, f"{prefix}_text": m.text, f"{prefix}_kind": m.kind,
+            f"{prefix}_basis": m.basis}
 
 
 def summary_json(link: Link, view: ExplorerView, link_text: str) -> dict[str, Any]:
@@ -77,16 +101,12 @@ def summary_json(link: Link, view: ExplorerView, link_text: str) -> dict[str, An
     if link.page == "compare":
         a, b = by_hw[state.a], by_hw[state.b]
         return {**base, "a": _value_json(a), "b": _value_json(b),
-                "multiple_at_target": a.multiple_at_target.value,
-                "multiple_at_target_text": a.multiple_at_target.text,
-                "multiple_at_peak": a.multiple_at_peak.value,
-                "multiple_at_peak_text": a.multiple_at_peak.text}
+                **_multiple_json("multiple_at_target", a.multiple_at_target),
+                **_multiple_json("multiple_at_peak", a.multiple_at_peak)}
     return {**base, "baseline": view.baseline,
             "hardware": [{**_value_json(s),
-                          "multiple_at_target": s.multiple_at_target.value if s.multiple_at_target else None,
-                          "multiple_at_target_text": s.multiple_at_target.text if s.multiple_at_target else "baseline",
-                          "multiple_at_peak": s.multiple_at_peak.value if s.multiple_at_peak else None,
-                          "multiple_at_peak_text": s.multiple_at_peak.text if s.multiple_at_peak else "baseline"}
+                          **_multiple_json("multiple_at_target", s.multiple_at_target),
+                          **_multiple_json("multiple_at_peak", s.multiple_at_peak)}
                          for s in view.summaries]}
 
 
