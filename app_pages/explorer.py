@@ -53,11 +53,8 @@ if base and others:
     with col_p:
         st.subheader("Multiple at peak throughput (any interactivity)")
         for s in others:
-            st.metric(f"{s.name} ÷ {base.name}", s.multiple_at_peak.text)
-            if s.peak is not None and base.peak is not None:
-                st.caption(escape_md(
-                    f"{metrics.format_value(s.peak)} vs {metrics.format_value(base.peak)} "
-                    f"{y.unit}; provenance: {s.peak_provenance} vs {base.peak_provenance}"))
+            st.metric(f"{s.name} ÷ {base.name}", s.multiple_at_peak.short)
+            st.caption(escape_md(s.multiple_at_peak.caption(y.unit)))
 
 if not state.hw:
     st.info("Choose at least one hardware in the sidebar.")
