@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from opx.ingest.base import WHITESPACE, FormatError, Record, first_line, integer, loads_lenient
-from opx.ingest.genai_perf import (CSV_ROUNDING_NOTE, StatBlock, blocks_from_csv,
-                                   blocks_from_json, dig, first_model, load_setting,
-                                   sniff_stat_layout, summarize, summary_record)
+from opx.ingest.genai_perf import (CSV_ROUNDING_NOTE, Lengths, StatBlock, blocks_from_csv,
+                                   blocks_from_json, configured_lengths, dig, first_model,
+                                   load_setting, sniff_stat_layout, summarize, summary_record)
 
 NAME = "aiperf"
 DESCRIPTION = "NVIDIA AIPerf summary (`profile_export_aiperf.json` / `.csv`, old and flat layouts)"
@@ -103,7 +103,20 @@ def _from_json(text: str) -> Record:
                      + (f" ({', '.join(map(str, reasons))})" if reasons else ""))
     if data.get("was_cancelled") is True:
         notes.append("the benchmark was cancelled before it finished")
-    return summary_record(run, point, summary, notes)
+    return summary_record(run, point, summary, notes, _lengths(data))
+
+
+def _lengths(data: dict[str, Any]) -> Lengths:
+    """`--isl` / `--isl-stddev` (synthetic prompts only: not with `--input-file` or
+    `--public-dataset`) and `--osl` / `--osl-stddev`. AIPerf writes only the settings given, so
+    an unset one (ISL 550 by default) is not in the file and the measured mean stands."""
+    c = "input_config.input."
+    synthetic = not any(dig(data, c + key) for key in ("file", "public_dataset",
+                                                         "custom_dataset_type"))
+    return configured_lengths(
+        data, synthetic,
+        (c + "prompt.input_tokens.mean", c + "prompt.input_tokens.stddev", "--isl-stddev"),
+        (c + "prompt.output_tokens.mean", c + "prompt.output_tokens.stddev", "--osl-stddev"))
 
 
 def _from_csv(text: str) -> Record:

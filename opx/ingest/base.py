@@ -56,10 +56,22 @@ class FormatError(Exception):
 
 @dataclass
 class Record:
-    """One point as a file states it, plus the run facts the file states for it."""
+    """One point as a file states it, plus the run facts the file states for it.
+
+    Lengths: `run["isl"]` / `run["osl"]` are the lengths the benchmark was *configured* with,
+    where the file states them (SGLang `random_input_len`, LLMPerf `mean_input_tokens`, an
+    InferenceX row's `isl`); `measured` holds the mean lengths measured over this point's
+    requests. The core picks the run's workload and ISL/OSL from both (see
+    `opx.ingest.core.build_runs` and docs/formats/README.md, "Workload and ISL/OSL")."""
     run: dict[str, Any] = field(default_factory=dict)
     point: dict[str, Any] = field(default_factory=dict)
     where: str = ""            # where in the file this point came from, for error messages
+    # Mean input / output tokens per request, as measured (either may be None).
+    measured: tuple[float | None, float | None] | None = None
+    # For the import's note: how the file names its configured lengths ("the configured random
+    # lengths"), and what makes the measured means differ from them ("--random-range-ratio 0.5").
+    configured_as: str = ""
+    varies_with: str = ""
 
     def __post_init__(self) -> None:
         if not _RUN_KEY_SET.issuperset(self.run):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import dataclasses
 import datetime as dt
 import gc
 import hashlib
@@ -339,6 +340,8 @@ def _records(result: FileResult, shown: str, text: str, options: IngestOptions) 
 
 def build_runs(shown: str, records: Sequence[Record], options: IngestOptions, catalog: Catalog,
                source: str, notices: list[str]) -> list[Run]:
+    """The runs of one file's records: records of one configuration (the same run facts) form one
+    run, split only where their lengths name different workloads (see `_length_groups`)."""
     groups: dict[str, list[Record]] = {}
     if len(records) == 1:
         groups[""] = list(records)
@@ -352,9 +355,171 @@ def build_runs(shown: str, records: Sequence[Record], options: IngestOptions, ca
         meta = {str(k): str(v) for k, v in (facts.pop("meta", None) or {}).items()}
         meta.update(overrides.get("meta", {}))
         facts.update({k: v for k, v in overrides.items() if k != "meta"})
-        where = recs[0].where or "file"
-        runs.append(_run(shown, where, facts, meta, recs, catalog, source, notices))
+        for lengths in _length_groups(facts, recs, catalog):
+            where = lengths.records[0].where or "file"
+            before = len(notices)
+            run = _run(shown, where, {**facts, **lengths.facts}, meta, lengths.records, catalog,
+                       source, notices)
+            if lengths.noted:
+                # One note on the workload, which says all the other would.
+                new = _new_workload_notice(run.isl or 0, run.osl or 0, run.workload)
+                notices[before:] = [n for n in notices[before:] if n != new]
+                run = _say_lengths(run, facts, lengths, options, catalog, notices)
+            runs.append(run)
     return runs
+
+
+# -- workload and ISL/OSL of a run -------------------------------------------------------------------
+#
+# A run's ISL/OSL name its workload, and they are part of its identity, so they must be the same
+# for every point of a sweep: the lengths the benchmark was configured with (SGLang's
+# random_input_len, LLMPerf's mean_input_tokens, ...) where the file states them, else the lengths
+# of the catalog workload the measured means fall within 3% of, else the mean of the measured
+# means. Measured means vary from point to point (random lengths, requests that stop early); each
+# point whose means differ from its run's ISL/OSL keeps them in its note, and the import says so.
+
+_SIDES = ("ISL", "OSL")
+
+
+@dataclass
+class _Lengths:
+    """Records that share a run's ISL/OSL, and how those were chosen."""
+    records: list[Record]
+    facts: dict[str, Any]                 # isl / osl for the run facts ({} keeps the file's)
+    basis: tuple[str, str] = ("", "")     # per side: configured / catalog / measured / ""
+    noted: bool = False                   # a point's measured means differ from the run's
+
+
+def _length_groups(facts: dict, recs: list[Record], catalog: Catalog) -> list[_Lengths]:
+    if all(r.measured is None for r in recs):
+        return [_Lengths(recs, {})]                     # the file's own lengths, as they are
+    configured = (_int_or_round(facts.get("isl")), _int_or_round(facts.get("osl")))
+    stated = facts.get("workload")
+    if stated not in (None, ""):
+        # The workload is named (flag, --meta or the file): every point joins it, with the
+        # configured lengths, else the catalog workload's, else none.
+        slug = _resolved(catalog.resolve_workload, str(stated))
+        known = catalog.workloads.get(slug) if slug else None
+        nominal = tuple(c if c else (getattr(known, side.lower()) if known else None)
+                        for c, side in zip(configured, _SIDES))
+        basis = tuple("configured" if c else ("catalog" if known else "")
+                      for c in configured)
+        return [_measured_notes(recs, nominal, basis)]
+    if configured[0] and configured[1]:
+        return [_measured_notes(recs, configured, ("configured", "configured"))]
+    # Lengths from the measured means (a side the file configures stays as configured): points
+    # within 3% of a catalog workload join it; the others join the first group of points within
+    # 3% of each other, which takes their mean.
+    groups: dict[Any, list[tuple[Record, tuple[float | None, float | None]]]] = {}
+    anchors: list[tuple[float, float]] = []
+    for rec in recs:
+        measured = rec.measured or (None, None)
+        lengths = tuple(c if c else _positive(m) for c, m in zip(configured, measured))
+        if lengths[0] is None or lengths[1] is None:
+            key: Any = ("partial", lengths)
+        elif (slug := _catalog_workload(lengths[0], lengths[1], catalog)) is not None:
+            key = ("catalog", slug)
+        else:
+            index = next((i for i, anchor in enumerate(anchors) if _near(anchor, lengths)), None)
+            if index is None:
+                index = len(anchors)
+                anchors.append(lengths)
+            key = ("measured", index)
+        groups.setdefault(key, []).append((rec, lengths))
+    out = []
+    for key, members in groups.items():
+        records = [rec for rec, _ in members]
+        if key[0] == "catalog":
+            known = catalog.workloads[key[1]]
+            nominal = (configured[0] or known.isl, configured[1] or known.osl)
+            basis = tuple("configured" if c else "catalog" for c in configured)
+        else:
+            nominal = tuple(c if c else _mean_or_none([m[i] for _, m in members])
+                            for i, c in enumerate(configured))
+            basis = tuple("configured" if c else ("measured" if n else "")
+                          for c, n in zip(configured, nominal))
+        out.append(_measured_notes(records, nominal, basis))
+    return out
+
+
+def _measured_notes(recs: list[Record], nominal: tuple, basis: tuple) -> _Lengths:
+    """The group with the run's ISL/OSL set, and a note on each point whose measured means
+    differ from them."""
+    out, noted = [], False
+    for rec in recs:
+        measured = tuple(_positive(m) for m in (rec.measured or (None, None)))
+        if any(m is not None and (n is None or round(m) != n)
+               for m, n in zip(measured, nominal)):
+            said = ", ".join(f"{side} {m:.0f}" for side, m in zip(_SIDES, measured)
+                             if m is not None)
+            note = "; ".join(n for n in (rec.point.get("note"), f"measured mean {said}") if n)
+            rec = dataclasses.replace(rec, point={**rec.point, "note": note})
+            noted = True
+        out.append(rec)
+    return _Lengths(out, {"isl": nominal[0], "osl": nominal[1]}, basis, noted)
+
+
+def _say_lengths(run: Run, facts: dict, lengths: _Lengths, options: IngestOptions,
+                 catalog: Catalog, notices: list[str]) -> Run:
+    """The import's note on how the run's workload and ISL/OSL were chosen, with the range of
+    the measured means in this file; the run's own note says the same without the range."""
+    first = lengths.records[0]
+    basis = _basis_text(lengths.basis, first.configured_as)
+    if facts.get("workload") not in (None, ""):
+        given = "as given (--workload)" if options.workload else "as the file or --meta states"
+        how = f"workload `{run.workload}` {given}; "
+        how += (f"ISL/OSL {run.isl}/{run.osl} ({basis})" if run.isl and run.osl
+                else "ISL/OSL not set (the workload is not in the catalog and the file "
+                     "configures no lengths)")
+    else:
+        known = "" if run.workload in catalog.workloads else " (not in the catalog)"
+        how = f"workload `{run.workload}`{known} from ISL/OSL {run.isl}/{run.osl} ({basis})"
+    spans = []
+    for i, side in enumerate(_SIDES):
+        values = [round(v) for r in lengths.records
+                  if r.measured and (v := _positive(r.measured[i])) is not None]
+        if values:
+            low, high = min(values), max(values)
+            spans.append(f"{side} {low}" + (f"-{high}" if high != low else ""))
+    vary = f" vary with {first.varies_with}" if first.varies_with else ""
+    notices.append(f"{how}; measured means {', '.join(spans)}{vary}")
+    note = (f"{how}; each point's note gives its measured mean lengths"
+            + (f" (they vary with {first.varies_with})" if first.varies_with else ""))
+    return run.model_copy(update={"notes": "; ".join(n for n in (run.notes, note) if n)})
+
+
+def _basis_text(basis: tuple[str, str], configured_as: str) -> str:
+    words = {"configured": "as configured", "catalog": "of the catalog workload",
+             "measured": "the mean of the measured means"}
+    if basis == ("configured", "configured"):
+        return configured_as or "the configured lengths"
+    if basis == ("catalog", "catalog"):
+        return "the catalog workload's, within 3% of the measured means"
+    if basis == ("measured", "measured"):
+        return "the mean of the measured means, within 3% of each other"
+    return ", ".join(f"{side} {words[b]}" for side, b in zip(_SIDES, basis) if b)
+
+
+def _catalog_workload(isl: float, osl: float, catalog: Catalog) -> str | None:
+    """The catalog workload whose ISL and OSL are both within 3% of these, if any."""
+    for slug, w in catalog.workloads.items():
+        if (abs(isl - w.isl) <= WORKLOAD_TOLERANCE * w.isl
+                and abs(osl - w.osl) <= WORKLOAD_TOLERANCE * w.osl):
+            return slug
+    return None
+
+
+def _near(a: tuple[float, float], b: tuple[float, float]) -> bool:
+    return all(abs(x - y) <= WORKLOAD_TOLERANCE * x for x, y in zip(a, b))
+
+
+def _positive(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and value > 0 else None
+
+
+def _mean_or_none(values: list[float | None]) -> int | None:
+    known = [v for v in values if v is not None]
+    return int(round(sum(known) / len(known))) if known else None
 
 
 # The last options, their `meta` as it was then (options are frozen, their meta dict is not) and
@@ -471,16 +636,18 @@ def _workload(shown: str, stated: Any, isl: int | None, osl: int | None, catalog
     if stated:
         return _slug(shown, "workload", stated, catalog.resolve_workload, notices)
     if isl and osl:
-        for slug, w in catalog.workloads.items():
-            if (abs(isl - w.isl) <= WORKLOAD_TOLERANCE * w.isl
-                    and abs(osl - w.osl) <= WORKLOAD_TOLERANCE * w.osl):
-                return slug
+        match = _catalog_workload(isl, osl, catalog)
+        if match is not None:
+            return match
         slug = f"isl{int(round(isl))}-osl{int(round(osl))}"
-        notices.append(f"workload: ISL {isl:g} / OSL {osl:g} matches no catalog workload; "
-                       f"stored as `{slug}`")
+        notices.append(_new_workload_notice(isl, osl, slug))
         return slug
     raise OpxError(shown, "workload", "the file states neither a workload nor ISL/OSL; "
                                       "pass --workload or --meta workload=...")
+
+
+def _new_workload_notice(isl: int, osl: int, slug: str) -> str:
+    return f"workload: ISL {isl:g} / OSL {osl:g} matches no catalog workload; stored as `{slug}`"
 
 
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}", re.ASCII)

@@ -12,6 +12,7 @@ stream chunks, vLLM's ITL) is not TPOT and is never read.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import re
 from collections.abc import Mapping
@@ -174,9 +175,9 @@ def blocks_from_csv(text: str) -> dict[str, StatBlock]:
 
 @dataclass
 class Summary:
-    """What the metric blocks say: point values, workload facts (isl/osl) and notes."""
+    """What the metric blocks say: point values, the mean lengths measured, and notes."""
     point: dict[str, Any]
-    run: dict[str, Any]
+    measured: tuple[float | None, float | None]
     notes: list[str]
 
 
@@ -209,15 +210,13 @@ def summarize(blocks: Mapping[str, StatBlock], *, streaming: bool | None) -> Sum
             if count is not None:
                 point[field] = count
 
-    run: dict[str, Any] = {}
-    for field, tag in (("isl", "input_sequence_length"), ("osl", "output_sequence_length")):
-        mean = blocks[tag].number("avg") if tag in blocks else None
-        if mean is not None and round(mean) > 0:
-            run[field] = round(mean)       # the core picks a workload from these
+    # Measured mean lengths: the core picks the workload from these and the configured ones.
+    measured = tuple(blocks[tag].number("avg") if tag in blocks else None
+                     for tag in ("input_sequence_length", "output_sequence_length"))
     if not point:
         raise FormatError("file", "no summary metrics (request_latency, time_to_first_token, "
                                   "inter_token_latency, output_token_throughput, ...)")
-    return Summary(point, run, notes)
+    return Summary(point, (measured[0], measured[1]), notes)
 
 
 def _ttft_is_request_latency(blocks: Mapping[str, StatBlock]) -> bool:
@@ -426,7 +425,27 @@ def _from_json(path: Path, text: str) -> Record:
 
     summary = summarize(blocks_from_json(data),
                         streaming=streaming if isinstance(streaming, bool) else None)
-    return summary_record(run, point, summary, notes)
+    return summary_record(run, point, summary, notes, _lengths(data, nested))
+
+
+def _lengths(data: dict[str, Any], nested: bool) -> Lengths:
+    """`--synthetic-input-tokens-mean/-stddev` (synthetic prompts only) and
+    `--output-tokens-mean/-stddev`, in the config-file era's nesting or the older flat one."""
+    c = "input_config.input." if nested else "input_config."
+    source = dig(data, c + "prompt_source")
+    synthetic = source == "synthetic" or (source is None and not dig(data, c + "input_file")
+                                          and not dig(data, c + "file"))
+    if nested:
+        return configured_lengths(
+            data, synthetic,
+            (c + "synthetic_tokens.mean", c + "synthetic_tokens.stddev",
+             "--synthetic-input-tokens-stddev"),
+            (c + "output_tokens.mean", c + "output_tokens.stddev", "--output-tokens-stddev"))
+    return configured_lengths(
+        data, synthetic,
+        (c + "synthetic_input_tokens_mean", c + "synthetic_input_tokens_stddev",
+         "--synthetic-input-tokens-stddev"),
+        (c + "output_tokens_mean", c + "output_tokens_stddev", "--output-tokens-stddev"))
 
 
 def _from_csv(path: Path, text: str) -> Record:
@@ -455,11 +474,42 @@ def _framework(service_kind: Any, backend: Any) -> str | None:
 
 
 def summary_record(run: dict[str, Any], point: dict[str, Any], summary: Summary,
-                   notes: list[str]) -> Record:
+                   notes: list[str], lengths: Lengths | None = None) -> Record:
     """One Record: the run facts and load settings (`point`) read from a file's configuration,
-    plus what its metric blocks say."""
-    run, point = {**run, **summary.run}, {**summary.point, **point}
+    plus what its metric blocks say, and the lengths the run was configured with."""
+    lengths = lengths or Lengths()
+    run, point = {**run, **lengths.facts}, {**summary.point, **point}
     all_notes = notes + summary.notes
     if all_notes:
         run["notes"] = "; ".join(all_notes)
-    return Record(run=run, point=point)
+    return Record(run=run, point=point, measured=summary.measured,
+                  configured_as="the configured synthetic lengths" if lengths.facts else "",
+                  varies_with=lengths.varies_with)
+
+
+@dataclass
+class Lengths:
+    """The ISL / OSL a run was configured with (as run facts) and what spreads them."""
+    facts: dict[str, int] = dataclasses.field(default_factory=dict)
+    varies_with: str = ""
+
+
+def configured_lengths(data: dict[str, Any], synthetic: bool, isl: tuple[str, str, str],
+                       osl: tuple[str, str, str]) -> Lengths:
+    """`isl`, `osl`: the paths in `data` of the configured mean and stddev, and the stddev's
+    flag. The input length counts only for synthetic prompts; an unset mean (absent, "", -1)
+    gives nothing. A stddev above 0 spreads the requests' lengths around the mean."""
+    out = Lengths()
+    spread = []
+    for fact, (mean_at, stddev_at, flag), counts in (("isl", isl, synthetic), ("osl", osl, True)):
+        mean = dig(data, mean_at) if counts else None
+        if mean in (None, "") or (isinstance(mean, (int, float)) and mean < 0):
+            continue
+        value = integer(mean, mean_at)
+        if value:
+            out.facts[fact] = value
+            stddev = number(dig(data, stddev_at), stddev_at)
+            if stddev:
+                spread.append(f"{flag} {stddev:g}")
+    out.varies_with = ", ".join(spread)
+    return out

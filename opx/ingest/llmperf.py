@@ -97,7 +97,31 @@ def parse(path: Path, text: str) -> list[Record]:
     if not any(k.startswith(("ttft", "e2e", "throughput")) for k in point):
         raise FormatError("file", "no results_* latency or throughput: the summary is empty or "
                                   "cut short")
-    return [Record(run=_run_facts(data, notes), point=point)]
+    run = _run_facts(data, notes)
+    configured, varies_with = _configured_lengths(data)
+    run.update(configured)
+    measured = (value("results_number_input_tokens_mean"),
+                value("results_number_output_tokens_mean"))
+    return [Record(run=run, point=point, measured=measured,
+                   configured_as="the configured lengths (--mean-input-tokens, "
+                                 "--mean-output-tokens)" if configured else "",
+                   varies_with=varies_with)]
+
+
+def _configured_lengths(data: dict[str, Any]) -> tuple[dict[str, int], str]:
+    """`--mean-input-tokens` / `--mean-output-tokens`, which LLMPerf writes in every summary (and
+    in its name, `<model>_550_150_summary`); their stddevs spread the requests' lengths."""
+    facts: dict[str, int] = {}
+    spread = []
+    for fact, key, stddev_key in (("isl", "mean_input_tokens", "stddev_input_tokens"),
+                                  ("osl", "mean_output_tokens", "stddev_output_tokens")):
+        mean = number(data.get(key), key)
+        if mean is not None and round(mean) > 0:
+            facts[fact] = round(mean)
+            stddev = number(data.get(stddev_key), stddev_key)
+            if stddev:
+                spread.append(f"--{stddev_key.replace('_', '-')} {stddev:g}")
+    return facts, ", ".join(spread)
 
 
 def _tpot_mean(data: dict[str, Any], ttft_mean: float | None, e2e_mean: float | None,
@@ -132,15 +156,6 @@ def _run_facts(data: dict[str, Any], notes: list[str]) -> dict[str, Any]:
     # for the serving backend (`groq`, `anyscale`); the file names it, so it is passed on.
     if isinstance(data.get("framework"), str) and data["framework"]:
         run["framework"] = data["framework"]
-    for field, measured, configured in (("isl", "results_number_input_tokens_mean",
-                                         "mean_input_tokens"),
-                                        ("osl", "results_number_output_tokens_mean",
-                                         "mean_output_tokens")):
-        mean = number(data.get(measured), measured)
-        if mean is None:                     # fall back on what was asked for
-            mean = number(data.get(configured), configured)
-        if mean is not None and round(mean) > 0:
-            run[field] = round(mean)
     timestamp = number(data.get("timestamp"), "timestamp")
     if timestamp is not None:
         try:

@@ -94,7 +94,13 @@ def _record(result: dict[str, Any], where: str) -> Record:
         point["note"] = "request timing replayed from a trace"
     point = {key: value for key, value in point.items() if value is not None}
     check_percentile_order(point, at("percentiles"))
-    return Record(run=_run_facts(result, completed, at), point=point, where=where)
+    run = _run_facts(result, at)
+    measured = _measured_lengths(result, completed, at)
+    configured, varies_with = _configured_lengths(result, at)
+    run.update(configured)
+    return Record(run=run, point=point, where=where, measured=measured,
+                  configured_as="the configured random lengths" if "isl" in configured else "",
+                  varies_with=varies_with)
 
 
 def _load(result: dict[str, Any], at: Callable[[str], str]) -> dict[str, float | None]:
@@ -126,25 +132,58 @@ def _throughputs(result: dict[str, Any], at: Callable[[str], str]) -> dict[str, 
             "throughput_input_tok_s": input_}
 
 
-def _run_facts(result: dict[str, Any], completed: int, at: Callable[[str], str]) -> dict[str, Any]:
+def _run_facts(result: dict[str, Any], at: Callable[[str], str]) -> dict[str, Any]:
     run: dict[str, Any] = {}
     framework = _framework(result.get("backend"))
     if framework:
         run["framework"] = framework
     if isinstance(result.get("tag"), str) and result["tag"]:
         run["label"] = result["tag"]
-    # The 2026 refactor writes the dataclass names (`total_input`) instead of `total_input_tokens`.
-    for fact, keys in (("isl", ("total_input_tokens", "total_input")),
-                       ("osl", ("total_output_tokens", "total_output"))):
-        key = next((k for k in keys if k in result), keys[0])
-        tokens = number(result.get(key), at(key))
-        if tokens and round(tokens / completed) > 0:
-            run[fact] = round(tokens / completed)
     run.update(_server_facts(result.get("server_info"), at))
     meta = _dataset_meta(result)
     if meta:
         run["meta"] = meta
     return run
+
+
+def _measured_lengths(result: dict[str, Any], completed: int, at: Callable[[str], str]
+                      ) -> tuple[float | None, float | None]:
+    """Mean input / output tokens per completed request. The 2026 refactor writes the dataclass
+    names (`total_input`) instead of `total_input_tokens`."""
+    means = []
+    for keys in (("total_input_tokens", "total_input"), ("total_output_tokens", "total_output")):
+        key = next((k for k in keys if k in result), keys[0])
+        tokens = number(result.get(key), at(key))
+        means.append(tokens / completed if tokens else None)
+    return means[0], means[1]
+
+
+# Datasets whose requests are drawn around the configured `--random-input-len` /
+# `--random-output-len` (random-image adds image tokens to the input, so it is not one of them).
+RANDOM_LENGTH_DATASETS = frozenset({"random", "random-ids"})
+
+
+def _configured_lengths(result: dict[str, Any], at: Callable[[str], str]
+                        ) -> tuple[dict[str, int], str]:
+    """The lengths the run was configured with, which name its workload: for random datasets
+    `random_input_len` / `random_output_len` (each request's lengths are drawn from
+    [len x random_range_ratio, len], so the measured means differ when the ratio is below 1); for
+    ShareGPT a `sharegpt_output_len` fixes the output length. Also what makes the measured means
+    vary, for the import's note."""
+    dataset = result.get("dataset_name")
+    if dataset in RANDOM_LENGTH_DATASETS:
+        lengths = [integer(result.get(key), at(key))
+                   for key in ("random_input_len", "random_output_len")]
+        if all(lengths):
+            ratio = number(result.get("random_range_ratio"), at("random_range_ratio"))
+            varies = (f"--random-range-ratio {ratio:g}" if ratio is not None and ratio < 1
+                      else "")
+            return {"isl": lengths[0], "osl": lengths[1]}, varies
+    elif dataset == "sharegpt":
+        output_len = integer(result.get("sharegpt_output_len"), at("sharegpt_output_len"))
+        if output_len:
+            return {"osl": output_len}, ""
+    return {}, ""
 
 
 def _framework(backend: Any) -> str | None:

@@ -70,7 +70,21 @@ def parse(path: Path, text: str) -> list[Record]:
     run = _run_facts(report)
     if notes:
         run["notes"] = "; ".join(notes)
-    return [Record(run=run, point=point)]
+    return [Record(run=run, point=point, measured=_measured_lengths(report))]
+
+
+def _measured_lengths(report: dict[str, Any]) -> tuple[float | None, float | None]:
+    """Mean lengths of the requests run: `request_info.avg_*_length` (floats), else the
+    dataset's `avg_isl` / `avg_osl` (truncated to integers). The report holds no configured
+    length: the dataset file (from prepare_dataset) fixed them."""
+    request_info, dataset = _section(report, "request_info"), _section(report, "dataset")
+    means = []
+    for actual, of_dataset in (("avg_input_length", "avg_isl"), ("avg_output_length", "avg_osl")):
+        mean = number(request_info.get(actual), f"request_info.{actual}")
+        if mean is None:
+            mean = number(dataset.get(of_dataset), f"dataset.{of_dataset}")
+        means.append(mean)
+    return means[0], means[1]
 
 
 def _section(report: dict[str, Any], name: str) -> dict[str, Any]:
@@ -155,8 +169,6 @@ def _point(report: dict[str, Any], notes: list[str]) -> dict[str, Any]:
 def _run_facts(report: dict[str, Any]) -> dict[str, Any]:
     engine = _section(report, "engine")
     world = _section(report, "world_info")
-    request_info = _section(report, "request_info")
-    dataset = _section(report, "dataset")
     run: dict[str, Any] = {"framework": FRAMEWORK}
     if isinstance(engine.get("model"), str) and engine["model"]:
         run["model"] = engine["model"]
@@ -171,14 +183,6 @@ def _run_facts(report: dict[str, Any]) -> dict[str, Any]:
         size = integer(world.get(key), f"world_info.{key}")
         if size:
             run[field] = size
-    # Actual mean lengths (floats) first; `dataset.avg_*` are truncated to integers.
-    for field, actual, configured in (("isl", "avg_input_length", "avg_isl"),
-                                      ("osl", "avg_output_length", "avg_osl")):
-        mean = number(request_info.get(actual), f"request_info.{actual}")
-        if mean is None:
-            mean = number(dataset.get(configured), f"dataset.{configured}")
-        if mean is not None and round(mean) > 0:
-            run[field] = round(mean)
     decoding_mode = _section(report, "decoding_stats").get("mode")
     if isinstance(decoding_mode, str) and decoding_mode:
         run["mtp"] = "mtp" in decoding_mode.lower()

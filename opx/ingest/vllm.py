@@ -130,7 +130,13 @@ def _record(result: dict[str, Any], label: str) -> Record:
     point["note"] = _point_note(result, at)
     point = {key: value for key, value in point.items() if value not in (None, "")}
     check_percentile_order(point, at("percentiles"))
-    return Record(run=_run_facts(result, layout, completed, at), point=point, where=label)
+    run = _run_facts(result, layout, at)
+    configured, varies_with = _configured_lengths(result, at)
+    run.update(configured)
+    return Record(run=run, point=point, where=label,
+                  measured=_measured_lengths(result, completed, at),
+                  configured_as="the configured random lengths" if configured else "",
+                  varies_with=varies_with)
 
 
 def _is_sweep_warmup(result: dict[str, Any]) -> bool:
@@ -247,8 +253,8 @@ def _point_note(result: dict[str, Any], at: Callable[[str], str]) -> str:
 
 # -- run ------------------------------------------------------------------------------------------
 
-def _run_facts(result: dict[str, Any], layout: _Layout, completed: int,
-               at: Callable[[str], str]) -> dict[str, Any]:
+def _run_facts(result: dict[str, Any], layout: _Layout, at: Callable[[str], str]
+               ) -> dict[str, Any]:
     run: dict[str, Any] = {"framework": _framework(result)}
     if isinstance(result.get("model_id"), str) and result["model_id"]:
         run["model"] = result["model_id"]            # raw spelling; the core maps it
@@ -256,14 +262,37 @@ def _run_facts(result: dict[str, Any], layout: _Layout, completed: int,
         run["label"] = result["label"]
     if result.get("date") is not None:
         run["date"] = _iso_date(result["date"], at("date"))
-    for fact, key in (("isl", "total_input_tokens"), ("osl", "total_output_tokens")):
-        tokens = number(result.get(key), at(key))
-        if tokens and round(tokens / completed) > 0:
-            run[fact] = round(tokens / completed)
     run.update(_user_facts(result, layout, at))
     if "meta" in run:
         run["meta"] = dict(run["meta"])     # the record's own: the remembered facts stay as they are
     return run
+
+
+def _measured_lengths(result: dict[str, Any], completed: int, at: Callable[[str], str]
+                      ) -> tuple[float | None, float | None]:
+    """Mean input / output tokens per completed request."""
+    means = []
+    for key in ("total_input_tokens", "total_output_tokens"):
+        tokens = number(result.get(key), at(key))
+        means.append(tokens / completed if tokens else None)
+    return means[0], means[1]
+
+
+def _configured_lengths(result: dict[str, Any], at: Callable[[str], str]
+                        ) -> tuple[dict[str, int], str]:
+    """vLLM does not write `--random-input-len` / `--random-output-len` into its result, but a
+    `vllm bench sweep serve` over them, or `--metadata random_input_len=...`, puts them in the
+    file: then they name the workload (each request's lengths are drawn from
+    [len x (1 - random_range_ratio), len x (1 + random_range_ratio)])."""
+    keys = ("random_input_len", "random_output_len")
+    if not all(key in result for key in keys):
+        return {}, ""
+    lengths = [integer(result[key], at(key)) for key in keys]
+    if not all(lengths):
+        return {}, ""
+    ratio = number(result.get("random_range_ratio"), at("random_range_ratio"))
+    return ({"isl": lengths[0], "osl": lengths[1]},
+            f"random_range_ratio {ratio:g}" if ratio else "")
 
 
 def _framework(result: dict[str, Any]) -> str:

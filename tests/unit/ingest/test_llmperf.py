@@ -38,7 +38,8 @@ def test_groq_summary():
     assert (p["requests_completed"], p["requests_failed"]) == (150, 0)
     assert rec.run["model"] == "llama2-70b-4096"
     assert rec.run["framework"] == "groq"
-    assert (rec.run["isl"], rec.run["osl"]) == (550, 150)      # "550" / "150" strings for min/max
+    assert (rec.run["isl"], rec.run["osl"]) == (550, 150)      # --mean-input/output-tokens
+    assert rec.measured == (550, 150)
     assert rec.run["date"] == dt.date(2024, 1, 10)
 
 
@@ -65,7 +66,8 @@ def test_tpot_mean_is_an_estimate_when_lengths_vary():
         (2.3546667737533324 - 0.24890269464666667) / (146.94666666666666 - 1))
     assert "estimated" in rec.run["notes"]
     assert rec.point["ttft_p50_s"] == pytest.approx(0.21282956000001718)
-    assert rec.run["osl"] == 147
+    assert rec.run["osl"] == 150                       # configured; requests stopped early
+    assert rec.measured[1] == pytest.approx(146.94666666666666)
     assert rec.run["meta"] == {"model_size": "70b",
                                "api": "https://console.endpoints.anyscale.com/m/v1"}
 
@@ -96,7 +98,9 @@ def test_own_summary_with_errors_metadata_and_string_throughput():
     assert p["tpot_mean_s"] == pytest.approx((1.08 - 0.12) / 48)
     assert rec.run["meta"] == {"additional_sampling_params_temperature": "0.0", "gpu": "h100"}
     assert "framework" not in rec.run
-    assert (rec.run["isl"], rec.run["osl"]) == (101, 49)
+    assert (rec.run["isl"], rec.run["osl"]) == (100, 50)      # configured (the name's _100_50)
+    assert rec.measured == pytest.approx((101.2, 49.0))
+    assert rec.varies_with == "--stddev-input-tokens 10, --stddev-output-tokens 5"
 
 
 def test_own_individual_responses_name_their_summary():

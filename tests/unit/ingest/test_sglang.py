@@ -52,7 +52,12 @@ def test_full_2025_sample_qwen3():
     assert point["throughput_input_tok_s"] == pytest.approx(32529.567050504098)
     assert point["throughput_output_tok_s"] == pytest.approx(3929.720447468979)
     assert run["framework"] == "sglang"
-    assert (run["isl"], run["osl"]) == (506, 61)      # 50561 / 100, 6108 / 100
+    # The configured random lengths name the workload; --random-range-ratio 0.0 drew each
+    # request's lengths from [1, len], so the measured means are about half of them.
+    assert (run["isl"], run["osl"]) == (1024, 128)
+    assert record.measured == pytest.approx((505.61, 61.08))    # 50561 / 100, 6108 / 100
+    assert record.configured_as == "the configured random lengths"
+    assert record.varies_with == "--random-range-ratio 0"
     assert "model" not in run                          # server_info was stripped to a stub
     assert "gpus_total" not in run and "provenance" not in run
     assert run["meta"] == {"dataset_name": "random", "random_input_len": "1024",
@@ -74,7 +79,9 @@ def test_short_dec2024_sample_deepseek_with_infinity():
     assert point["e2e_mean_s"] == pytest.approx(381.23682297268615)
     assert point["e2e_p50_s"] == pytest.approx(374.5595875820145)
     assert not any(key.startswith("tpot") for key in point)   # no TPOT in Dec-2024 lines
-    assert (record.run["isl"], record.run["osl"]) == (1, 512)
+    assert (record.run["isl"], record.run["osl"]) == (1, 512)     # random_input_len 1
+    assert record.measured == (1, 512)
+    assert record.varies_with == ""                     # --random-range-ratio 1.0: fixed lengths
     Point(**point)
 
 
@@ -127,7 +134,8 @@ def test_own_full_line_reads_server_info_and_tag():
 
 def test_own_2026_line_with_total_input_and_no_total_throughput():
     (record,) = parse(OWN / "refactor_2026.jsonl")
-    assert (record.run["isl"], record.run["osl"]) == (300, 200)   # total_input / total_output
+    assert record.measured == (300, 200)                # total_input / total_output
+    assert "isl" not in record.run                      # sharegpt: no configured length
     assert record.point["throughput_total_tok_s"] == pytest.approx(1000.0)   # 600 + 400
     assert record.point["request_rate"] == 2.0
     assert record.run["meta"] == {"dataset_name": "sharegpt"}

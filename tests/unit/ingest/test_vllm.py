@@ -82,7 +82,8 @@ def test_shared_sample_parses_with_the_values_it_holds(relative):
     assert run["model"] == model                                  # raw spelling: core maps it
     assert run["framework"] == "vllm"
     assert run["date"] == date
-    assert (run["isl"], run["osl"]) == (isl, osl)
+    assert "isl" not in run and "osl" not in run        # vLLM does not write its configured lengths
+    assert tuple(round(m) for m in record.measured) == (isl, osl)
     assert "gpus_total" not in run and "provenance" not in run   # never guessed
     assert point["requests_completed"] == completed
     assert point.get("requests_failed") == failed                 # absent before 2025
@@ -146,7 +147,7 @@ def test_append_result_file_gives_one_record_per_object():
     assert (first.point["concurrency"], second.point["concurrency"]) == (64, 128)
     assert (first.point["requests_failed"], second.point["requests_failed"]) == (0, 2)
     assert second.point["requests_completed"] == 1278
-    assert second.run["isl"] == 1024                  # 1,308,672 tokens / 1,278 completed
+    assert second.measured[0] == 1024                 # 1,308,672 tokens / 1,278 completed
     assert 1 / second.point["tpot_p99_s"] == pytest.approx(50.0)      # 1000 / 20 ms
     assert "request_rate" not in first.point          # "inf" is no rate
     assert first.run == second.run                    # one configuration -> one run
