@@ -44,7 +44,7 @@ if not view.runs.empty:
             "envelope does not reach that, the run with the most envelope points (see Why shown)."))
     st.altair_chart(latency_chart(view.points, state.pct, state.conc, catalog),
                     key="latency_chart", theme=None)
-    for note in view.missing_panels() + latency.missing_by_run(view.points, state.pct):
+    for note in latency.missing_by_run(view.points, state.pct):    # (empty panels: in the chart)
         st.caption(escape_md(note))
     st.dataframe(latency.runs_table(view), hide_index=True, key="latency_runs_table")
 

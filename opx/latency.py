@@ -57,6 +57,10 @@ def latency(db: Path, state: ViewState, catalog: Catalog) -> LatencyView:
                      f"concurrency at {state.pct.upper()} under these filters.")
         return LatencyView(state, empty, (), pts, empty, empty, notes)
     pts = pts.copy()
+    absent = [catalog.hardware_name(h) for h in state.hw if h not in set(pts.hardware)]
+    if absent:
+        notes.append(f"{', '.join(absent)}: no run reports latencies with a concurrency at "
+                     f"{state.pct.upper()} under these filters.")
     pts["hardware_name"] = [catalog.hardware_name(h) for h in pts.hardware]
     pts["simulated"] = pts.provenance.eq("simulated")
     runs = _runs(pts, facts, catalog, state)

@@ -167,3 +167,10 @@ def test_many_runs_draw_at_most_a_dozen(db, tmp_path, catalog):
     assert any(f"the first {MAX_RUNS} are drawn" in n for n in view.notes)
     names = view.points.drop_duplicates("run_id").run_name
     assert names.is_unique and all(len(n) < 60 for n in names)
+
+
+def test_hardware_without_latencies_is_named(db, catalog):
+    view = latency(db, state().model_copy(update={"hw": ("b200", "h200", "mi355x")}), catalog)
+    assert any(n.startswith("AMD Instinct MI355X:") and "no run reports latencies" in n for n in view.notes), \
+        view.notes
+    assert set(view.runs.hardware) == {"b200", "h200"}
