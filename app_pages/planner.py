@@ -34,11 +34,35 @@ for note in result.notes:
 link_text = share.share_link("/planner", state)
 title, subtitle = views.planner_context(result, catalog, link_text)
 if not result.rows.empty:
-    st.altair_chart(planner_chart(result.rows, title, subtitle), key="planner_chart", theme=None)
-    st.dataframe(result.rows, hide_index=True, key="planner_table")
-    st.caption("GPUs are counted in whole deployments of the chosen operating point; racks are "
-               "GPUs over the hardware's system size; MW and $/hour use all-in W and $/GPU-hour "
-               "(catalog, assumed ones marked in price_power, or set in the link).")
+    st.altair_chart(planner_chart(result.rows, title, subtitle, catalog), key="planner_chart",
+                    theme=None)
+    pct = state.pct.upper()
+    text, right = st.column_config.TextColumn, "right"
+    st.dataframe(result.table(), hide_index=True, key="planner_table", column_config={
+        "Rank": st.column_config.NumberColumn(width=50),
+        "Hardware": text(pinned=True),
+        "GPUs": text(alignment=right, help="Whole deployments of the chosen operating point"),
+        "Racks": text(alignment=right, help="GPUs over the system size (72 for NVL72, 8 for HGX)"),
+        "MW": text(alignment=right, help="GPUs × all-in W per GPU"),
+        "$/hour": text(alignment=right, help="GPUs × $/GPU-hour"),
+        "$/M tokens": text(alignment=right,
+                           help="$/GPU-hour / (total tok/s/GPU × 3600 / 1e6), as on the Explorer"),
+        "Sized by": text(help="Concurrency (whole deployments of that many sessions) or "
+                              "throughput (output tok/s per GPU); see below"),
+        "Throughput (tok/s/GPU)": text(alignment=right, help="Total tok/s per GPU the plan uses"),
+        "Explorer at target (tok/s/GPU)": text(
+            alignment=right, help=f"The Explorer's total tok/s/GPU at {state.target:g} tok/s/user "
+                                  f"({pct}); the plan never uses more"),
+        "Output (tok/s/GPU)": text(alignment=right, help="Output tok/s per GPU used to size"),
+        "Concurrency": text(alignment=right),
+        f"Interactivity {pct} (tok/s/user)": text(alignment=right),
+        f"TTFT {pct} (s)": text(alignment=right),
+        "GPUs per deployment": text(alignment=right),
+    })
+    st.caption(escape_md(views.planner_sizing_text(result, catalog) + " Racks are GPUs over the "
+                         "hardware's system size; MW and $/hour use all-in W and $/GPU-hour "
+                         "(catalog, assumed ones marked under Price and power, or set in the "
+                         "link)."))
 else:
     st.info("No system meets this SLA under the filters.")
 for hw, why in result.excluded:

@@ -361,21 +361,59 @@ def latency_chart(points: pd.DataFrame, pct: str, conc: float | None,
         x="shared", color="shared", strokeDash="shared", shape="shared")
 
 
-def planner_chart(rows: pd.DataFrame, title: str, subtitle: list[str]) -> alt.Chart:
-    """Cost per hour of each system's fleet (or $/M tokens without a demand), best first."""
-    key, label = (("usd_per_hour", "Fleet cost ($/hour)") if not rows.empty and
-                  rows.usd_per_hour.notna().any() else ("usd_per_mtok", "Cost ($/M tokens)"))
-    data = rows[rows[key].notna()] if not rows.empty else pd.DataFrame({key: [], "hardware": []})
-    return alt.Chart(data).mark_bar().encode(
-        x=alt.X(f"{key}:Q", title=label),
-        y=alt.Y("hardware:N", sort="x", title=None),
-        color=alt.Color("provenance:N", title="Provenance of the operating point"),
-        tooltip=[alt.Tooltip(c, type="nominal" if c in ("hardware", "run", "provenance") else "quantitative")
-                 for c in ("hardware", "run", "provenance", "gpus", "racks", "mw", "usd_per_hour",
-                           "usd_per_mtok") if c in data.columns],
-    ).properties(width=WIDTH, height=max(80, 40 * len(data)),
-                 title=alt.TitleParams(text=title, subtitle=subtitle, anchor="start", font=FONT,
-                                       subtitleFont=FONT))
+def planner_chart(rows: pd.DataFrame, title: str, subtitle: list[str],
+                  catalog: Catalog) -> alt.LayerChart:
+    """Cost per hour of each system's fleet (or $/M tokens without a demand), cheapest first, one
+    colour per hardware; each bar names its GPUs, racks and the provenance of its point."""
+    import math
+
+    from opx.planner import money
+    by_hour = not rows.empty and rows.usd_per_hour.notna().any()
+    key, label, unit = (("usd_per_hour", "Fleet cost ($/hour)", "/hour") if by_hour else
+                        ("usd_per_mtok", "Cost ($/M tokens)", "/M tokens"))
+    shown = rows[rows[key].notna()] if not rows.empty else rows
+    data = pd.DataFrame({
+        "hardware": shown.get("hardware", pd.Series(dtype=str)),
+        "value": shown.get(key, pd.Series(dtype=float)),
+        "provenance": shown.get("provenance", pd.Series(dtype=str)),
+        "run": shown.get("run", pd.Series(dtype=str)),
+        "sized_by": shown.get("sized_by", pd.Series(dtype=str)),
+        "cost": [money(v) + unit for v in shown.get(key, [])],
+        "fleet": [(f"{g:,.0f} GPUs" + (f", {r:,.0f} racks" if pd.notna(r) else "")
+                   + (f", {mw:.3g} MW" if pd.notna(mw) else "")) if pd.notna(g) else
+                  f"{metrics.format_value(t)} tok/s/GPU"
+                  for g, r, mw, t in zip(shown.get("gpus", []), shown.get("racks", []),
+                                         shown.get("mw", []), shown.get("total_per_gpu", []))],
+    })
+    data["text"] = [f"{c} · {f} · {p}" for c, f, p in
+                    zip(data.cost, data.fleet, data.provenance)]
+    top = float(data.value.max()) if not data.empty and data.value.max() > 0 else 1.0
+    # dollars with as many decimals as the ticks need ($0.02, $0.0004), never SI prefixes
+    decimals = max(2, -math.floor(math.log10(top * 2 / 5)))
+    # room right of the longest bar for its label, so no label runs off the plot or over another
+    x = alt.X("value:Q", title=label, scale=alt.Scale(domain=[0, top * 2], nice=False),
+              axis=alt.Axis(format="$,.0f" if by_hour else f"$,.{decimals}f", tickCount=5,
+                            grid=True))
+    y = alt.Y("hardware:N", sort=list(data.hardware), title=None,     # ranked: cheapest on top
+              axis=alt.Axis(labelLimit=220, labelFontSize=12))
+    tooltip = [alt.Tooltip("hardware:N", title="Hardware"), alt.Tooltip("cost:N", title="Cost"),
+               alt.Tooltip("fleet:N", title="Fleet"), alt.Tooltip("sized_by:N", title="Sized by"),
+               alt.Tooltip("provenance:N", title="Provenance"), alt.Tooltip("run:N", title="Run")]
+    slugs = list(shown.hardware_slug) if "hardware_slug" in shown else []
+    base = alt.Chart(data).encode(x=x, y=y, tooltip=tooltip)
+    bars = base.mark_bar(height={"band": 0.6}).encode(
+        color=alt.Color("hardware:N", scale=hardware_scale(catalog, slugs), legend=None))
+    text = base.mark_text(align="left", baseline="middle", dx=6, font=FONT, fontSize=12,
+                          color="#333").encode(text="text:N")
+    # fit-x: the width follows the page; the height is the plot's own (60 px a bar), so the title
+    # and axes never squeeze the bars (Streamlit's default `fit` counts them inside the height)
+    return alt.layer(bars, text).properties(
+        width=WIDTH, height=max(200, 60 * len(data)),
+        autosize=alt.AutoSizeParams(type="fit-x", contains="padding"),
+        title=alt.TitleParams(text=title, subtitle=subtitle, anchor="start", font=FONT,
+                              subtitleFont=FONT, fontSize=15, subtitleFontSize=11,
+                              subtitlePadding=4, offset=12),
+    ).configure_axis(labelFont=FONT, titleFont=FONT)
 
 
 def over_time_chart(rows: pd.DataFrame, metric_title: str, target: float, pct: str) -> alt.Chart:

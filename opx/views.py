@@ -113,21 +113,41 @@ def summary_json(link: Link, view: ExplorerView, link_text: str) -> dict[str, An
 def planner_context(plan, catalog: Catalog, link_text: str) -> tuple[str, list[str]]:
     s = plan.state
     demand = (f"{s.sessions:,.0f} concurrent sessions" if s.sessions else
-              f"{s.tps:,.0f} output tok/s" if s.tps else "no demand given")
+              f"{s.tps:,.0f} output tok/s" if s.tps else "none given")
     title = (f"Fleet plan: {catalog.model_name(s.model)}, {catalog.workload_name(s.workload)}, "
              f"≥ {format_number(s.target)} tok/s/user {s.pct.upper()}"
              + (f", TTFT ≤ {s.ttft:g} s" if s.ttft else ""))
-    sub = [f"Demand: {demand}. Operating points from measured, published or simulated runs "
-           "(see provenance); prices and powers from the catalog unless set in the link.",
+    pick = ("needs the fewest GPUs" if s.sessions or s.tps else
+            "has the most output tok/s per GPU")
+    sub = [f"Demand: {demand}. Per system, the point meeting the SLA that {pick}; throughput "
+           "per GPU never above the Explorer's at the target.",
            f"opx, {dt.date.today().isoformat()}" + (f" · {link_text}" if link_text else "")]
     return title, sub
 
 
-def planner_json(plan, link_text: str) -> dict[str, Any]:
+def planner_sizing_text(plan, catalog: Catalog) -> str:
+    """How the plan sized each system, for the page's caption and the JSON export."""
+    s = plan.state
+    w = catalog.workloads.get(s.workload)
+    share = (f"{w.osl:,} / ({w.isl:,} + {w.osl:,}) = {plan.output_share:.3%}"
+             f" for {w.name}" if w and plan.output_share else
+             f"unknown for `{s.workload}` (not in the workload catalog)")
+    return ("Per system, the point meeting the SLA that needs the fewest GPUs for the demand. "
+            "A point that states its concurrency is sized in whole deployments of that many "
+            "sessions; one that does not is sized by its output tok/s per GPU: stated, or its "
+            f"total tok/s per GPU times the workload's output share OSL / (ISL + OSL) ({share}); "
+            "each session consumes the point's interactivity in output tok/s. The total tok/s per "
+            "GPU used never exceeds the Explorer's value at the same target (a higher figure is "
+            "capped to it, and the row says so).")
+
+
+def planner_json(plan, link_text: str, catalog: Catalog) -> dict[str, Any]:
     s = plan.state
     return {"link": link_text, "page": "planner", "model": s.model, "workload": s.workload,
             "sla": {"min_tok_s_user": s.target, "percentile": s.pct, "max_ttft_s": s.ttft},
             "demand": {"concurrent_sessions": s.sessions, "output_tok_s": s.tps},
+            "output_share": plan.output_share,
+            "sizing": planner_sizing_text(plan, catalog),
             "ranking": json.loads(plan.rows.to_json(orient="records")) if not plan.rows.empty else [],
             "excluded": [{"hardware": h, "why": w} for h, w in plan.excluded], "notes": plan.notes,
             "exported": dt.date.today().isoformat()}
@@ -144,10 +164,10 @@ def render_link(link: Link, fmt: str, db: Path, catalog: Catalog, base_url: str 
         link_text = build_link(link.path, link.state, base_url)
         if export.FORMATS[fmt].kind == "chart":
             title, sub = planner_context(the_plan, catalog, link_text)
-            return export.render(fmt, planner_chart(the_plan.rows, title, sub).to_dict())
+            return export.render(fmt, planner_chart(the_plan.rows, title, sub, catalog).to_dict())
         if fmt == "json":
-            return export.render(fmt, planner_json(the_plan, link_text))
-        return export.render(fmt, the_plan.rows)
+            return export.render(fmt, planner_json(the_plan, link_text, catalog))
+        return export.render(fmt, the_plan.labelled())
     view = view_for(link, db, catalog)
     link_text = build_link(link.path, link.state, base_url)
     kind = export.FORMATS[fmt].kind

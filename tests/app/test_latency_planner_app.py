@@ -39,9 +39,15 @@ def test_planner_page_by_hand(run_page):
     at = run_page("app_pages/planner.py", model="deepseek-r1", workload="1k1k",
                   hw=["gb200-nvl72", "gb300-nvl72"], pct="p50", target="40", sessions="10000")
     assert not at.exception
-    table = at.dataframe[0].value.set_index("hardware")
-    assert table.loc["GB200 NVL72", "gpus"] == 216 and table.loc["GB200 NVL72", "racks"] == 3
-    assert table.loc["GB200 NVL72", "usd_per_hour"] == pytest.approx(216 * 2.21)
+    table = at.dataframe[0].value.set_index("Hardware")
+    gb200 = table.loc["GB200 NVL72"]
+    # 10,000 sessions over concurrency 4,301 on 72 GPUs: 3 deployments, 216 GPUs, 3 racks
+    assert (gb200["GPUs"], gb200["Racks"]) == ("216", "3")
+    assert gb200["$/hour"] == f"${216 * 2.21:,.0f}"
+    assert gb200["Sized by"].startswith("concurrency (4,301 sessions per 72 GPUs")
+    assert list(table.columns[1:5]) == ["GPUs", "Racks", "MW", "$/hour"]
+    assert "None" not in table.to_string()
+    assert any("fewest GPUs" in c.value for c in at.caption)
     assert any("Excluded" in c.value and "GB300" in c.value for c in at.caption)
     labels = [b.label for b in at.get("download_button")]
     assert "CSV data" in labels and "JSON summary" in labels
