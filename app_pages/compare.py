@@ -13,7 +13,7 @@ from ui import data, share, urlstate, widgets
 from ui.text import escape_md
 
 catalog = data.catalog()
-widgets.open_page("Compare")
+widgets.open_page("compare", "Compare")
 
 hardware = data.options("hardware")
 with st.sidebar:

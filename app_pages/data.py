@@ -19,7 +19,7 @@ permissions.sidebar_controls()
 allowed, why = can_write()
 st.title("Data")
 if not allowed:
-    st.info(escape_md(why), icon="🔒")
+    st.info(escape_md(why), icon=":material/lock:")
 
 # -- import ---------------------------------------------------------------------------------------
 st.header("Import result files")

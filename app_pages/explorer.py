@@ -9,7 +9,7 @@ from ui import data, share, urlstate, widgets
 from ui.text import escape_md
 
 catalog = data.catalog()
-widgets.open_page("Operating-point explorer")
+widgets.open_page("explorer", "Operating-point explorer")
 
 with st.sidebar:
     st.header("View")
@@ -31,7 +31,7 @@ widgets.target_controls()
 state = urlstate.write_url(urlstate.state_from_widgets())
 saved_info = urlstate.saved_view_info()
 if saved_info:
-    st.info(escape_md(saved_info), icon="🔖")
+    st.info(escape_md(saved_info), icon=":material/bookmark:")
 
 view = widgets.or_stop(data.explorer_view, state)
 

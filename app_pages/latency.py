@@ -9,7 +9,7 @@ from ui import data, share, urlstate, widgets
 from ui.text import escape_md
 
 catalog = data.catalog()
-widgets.open_page("Latency")
+widgets.open_page("latency", "Latency")
 
 with st.sidebar:
     st.header("View")

@@ -8,7 +8,7 @@ from ui import data, share, urlstate, widgets
 from ui.text import escape_md
 
 catalog = data.catalog()
-widgets.open_page("Planner", "The best operating point of each system that meets the SLA, and "
+widgets.open_page("planner", "Planner", "The best operating point of each system that meets the SLA, and "
                   "the fleet a demand needs. Operating points come from runs under the filters, "
                   "with their provenance.")
 

@@ -1,20 +1,36 @@
 """The view state: everything a page shows is a function of this, and it round-trips through the URL.
 
-Links are data, never code: `from_query` only parses strings into validated fields and drops what it
-cannot use, with a notice for each dropped value. `to_query` leaves defaults out so links stay short.
+One model drives everything about a parameter: each field's metadata (`param`) says which page it
+belongs to (`shared` by every page, or one page's own) and how a link spells it; `from_query`
+parses, validates and drops with a notice by that kind, `to_query` builds links from it, and the
+dashboard seeds and reads its widgets by field name. Adding a URL parameter is adding a field.
+
+Links are data, never code: `from_query` only parses strings into validated fields and drops what
+it cannot use, with a notice for each dropped value.
 """
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Protocol
+from typing import Any, Protocol, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from models.vocab import PERCENTILES, PROVENANCES, Y_METRICS, Percentile, Provenance, XScale, YMetric
 
 TARGET_MIN = 0.1
 TARGET_MAX = 100_000.0
+
+# Pages (their paths are in `opx.links.PAGES`). `shared` fields are the session's view state:
+# every page opens on them. A page's own fields stay with that page.
+SHARED = "shared"
+PAGE_NAMES = ("explorer", "compare", "latency", "planner", "simulate", "data")
+
+# Shared fields every page's address states even at their defaults, so the address bar always
+# shows the whole view (other fields appear when they differ from their default).
+ALWAYS_SHOWN = ("model", "workload", "hw", "pct", "target", "y")
+
+DEFAULT_A, DEFAULT_B = "vr-nvl72", "gb300-nvl72"
 
 
 class SlugResolver(Protocol):
@@ -24,33 +40,57 @@ class SlugResolver(Protocol):
     def resolve_workload(self, spelling: str) -> str | None: ...
 
 
+def param(kind: str, label: str, page: str = SHARED, high: float | None = None) -> dict:
+    """A field's URL metadata: its parser `kind`, the words a notice uses, and its page."""
+    return {"json_schema_extra": {"kind": kind, "label": label, "page": page, "high": high}}
+
+
 class ViewState(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    model: str = "deepseek-v4.1-flash"
-    workload: str = "agentx"
-    hw: tuple[str, ...] = ("vr-nvl72", "gb300-nvl72")
-    pct: Percentile = "p90"
-    y: YMetric = "total"
-    target: float = Field(default=387.0, ge=TARGET_MIN, le=TARGET_MAX)
-    source: tuple[Provenance, ...] = ()          # empty = every provenance
-    view: str | None = None                      # a saved view's slug (saved views come later)
-    baseline: str | None = None                  # None = default_baseline()
-    xscale: XScale = "log"
-    runs: bool = False                           # draw every run's own curve
-    points: bool = False                         # draw non-frontier points
-    trend: bool = False                          # show the value at the target over time
-    a: str = "vr-nvl72"                          # /compare: system A
-    b: str = "gb300-nvl72"                       # /compare: system B
-    conc: float | None = Field(default=None, gt=0, le=10_000_000)   # an operating point to mark
-    ttft: float | None = Field(default=None, gt=0, le=3600)          # /planner: max TTFT (s)
-    sessions: float | None = Field(default=None, gt=0, le=1e9)       # /planner: concurrent sessions
-    tps: float | None = Field(default=None, gt=0, le=1e12)           # /planner: output tokens/s
-    run: tuple[str, ...] = ()                    # /latency: only these runs (ids); empty = all
-    ra: str | None = None                        # /compare: run A (a run id) instead of hardware A
-    rb: str | None = None                        # /compare: run B
-    price: tuple[str, ...] = ()                  # "<hardware>:<USD per GPU-hour>" overrides
-    power: tuple[str, ...] = ()                  # "<hardware>:<all-in W per GPU>" overrides
+    model: str = Field("deepseek-v4.1-flash", **param("model", "model"))
+    workload: str = Field("agentx", **param("workload", "workload"))
+    hw: tuple[str, ...] = Field(("vr-nvl72", "gb300-nvl72"), **param("hardware_list", "hardware"))
+    pct: Percentile = Field("p90", **param("choice", "percentile"))
+    y: YMetric = Field("total", **param("choice", "y metric"))
+    target: float = Field(387.0, ge=TARGET_MIN, le=TARGET_MAX, **param("target", "Target"))
+    source: tuple[Provenance, ...] = Field((), **param("choice_list", "provenance"))  # () = all
+    view: str | None = Field(None, **param("view", "Saved view name"))
+    price: tuple[str, ...] = Field((), **param("override", "USD per GPU-hour", high=1000.0))
+    power: tuple[str, ...] = Field((), **param("override", "W per GPU", high=100_000.0))
+    conc: float | None = Field(None, gt=0, le=10_000_000,
+                               **param("number", "Concurrency", high=10_000_000))
+    # Explorer
+    baseline: str | None = Field(None, **param("hardware", "baseline hardware", "explorer"))
+    xscale: XScale = Field("log", **param("choice", "x scale", "explorer"))
+    runs: bool = Field(False, **param("flag", "runs", "explorer"))        # every run's own curve
+    points: bool = Field(False, **param("flag", "points", "explorer"))    # non-frontier points
+    trend: bool = Field(False, **param("flag", "trend", "explorer"))      # value at target over time
+    # Compare: A and B default to the shared hardware (B the baseline), else the seed's pair
+    a: str = Field(DEFAULT_A, **param("hardware", "hardware A", "compare"))
+    b: str = Field(DEFAULT_B, **param("hardware", "hardware B", "compare"))
+    ra: str | None = Field(None, **param("run_id", "run A", "compare"))
+    rb: str | None = Field(None, **param("run_id", "run B", "compare"))
+    # Latency
+    run: tuple[str, ...] = Field((), **param("run_ids", "run", "latency"))    # () = the default runs
+    # Planner: the SLA's tok/s/user is `target` at `pct`
+    ttft: float | None = Field(None, gt=0, le=3600, **param("number", "Maximum TTFT", "planner",
+                                                             high=3600))
+    sessions: float | None = Field(None, gt=0, le=1e9,
+                                   **param("number", "Concurrent sessions", "planner", high=1e9))
+    tps: float | None = Field(None, gt=0, le=1e12,
+                              **param("number", "Tokens per second", "planner", high=1e12))
+
+    @model_validator(mode="before")
+    @classmethod
+    def _sides_follow_hardware(cls, data: Any) -> Any:
+        """Compare's A and B, when not given, are the shared selection: B its baseline, A the
+        first other hardware (so a choice made on the Explorer opens on Compare)."""
+        if isinstance(data, dict) and ("a" not in data or "b" not in data):
+            a, b = derived_sides(tuple(data.get("hw", ("vr-nvl72", "gb300-nvl72"))),
+                                 data.get("baseline"))
+            data = {"a": a, "b": b, **data}
+        return data
 
     def overrides(self, name: str) -> dict[str, float]:
         """`price` or `power` overrides as {hardware: value}."""
@@ -67,31 +107,30 @@ class ViewState(BaseModel):
     def effective_baseline(self) -> str | None:
         """The hardware multiples are computed against: the chosen one if it is shown, else
         `gb300-nvl72` when shown (the seed's comparison), else the first hardware shown."""
-        if self.baseline and self.baseline in self.hw:
-            return self.baseline
-        if "gb300-nvl72" in self.hw:
-            return "gb300-nvl72"
-        return self.hw[0] if self.hw else None
+        return effective_baseline(self.hw, self.baseline)
 
     # -- URL -----------------------------------------------------------------------------------
-    def to_query(self) -> dict[str, list[str]]:
-        """Query parameters for this state, defaults left out; lists are repeated keys."""
+    def to_query(self, page: str | None = None) -> dict[str, list[str]]:
+        """Query parameters for this state; lists are repeated keys.
+
+        Without `page`: every field that differs from its default (what a saved view stores).
+        With `page`: that page's address: the shared fields (those in ALWAYS_SHOWN even at their
+        default) and the page's own fields that differ from their default."""
         default = ViewState()
         out: dict[str, list[str]] = {}
         for name in QUERY_FIELDS:
+            field_page = field_meta(name)["page"]
+            if page is not None and field_page not in (SHARED, page):
+                continue
             value = getattr(self, name)
-            if value == getattr(default, name):
+            shown = page is not None and name in ALWAYS_SHOWN
+            if not shown and value == getattr(default, name):
                 continue
-            if name == "baseline" and value == ViewState(hw=self.hw).effective_baseline():
+            if name == "baseline" and value == effective_baseline(self.hw, None):
                 continue
-            if isinstance(value, tuple):
-                out[name] = list(value) if value else ["none"] if name == "hw" else []
-            elif isinstance(value, bool):
-                out[name] = ["1" if value else "0"]
-            elif isinstance(value, float):
-                out[name] = [format_number(value)]
-            elif value is not None:
-                out[name] = [str(value)]
+            if name in ("a", "b") and (self.a, self.b) == derived_sides(self.hw, self.baseline):
+                continue
+            out[name] = _spell(name, value)
         return {k: v for k, v in out.items() if v}
 
     @classmethod
@@ -101,151 +140,204 @@ class ViewState(BaseModel):
         notices: list[str] = []
         values: dict[str, object] = {}
         get = _getter(params)
-
-        for name, resolve, kind in (("model", "resolve_model", "model"),
-                                    ("workload", "resolve_workload", "workload")):
-            raw = get(name)
+        for name in QUERY_FIELDS:
+            raw = get(name, all_values=True)
             if raw is None:
                 continue
-            slug = getattr(catalog, resolve)(raw) if catalog else raw
-            if slug is None:
-                notices.append(f"Unknown {kind} `{raw}` in the link was ignored.")
-            else:
-                values[name] = slug
-
-        raw_hw = get(name="hw", all_values=True)
-        if raw_hw is not None:
-            hws: list[str] = []
-            for raw in raw_hw:
-                if raw == "none":
-                    continue
-                slug = catalog.resolve_hardware(raw) if catalog else raw
-                if slug is None:
-                    notices.append(f"Unknown hardware `{raw}` in the link was ignored.")
-                elif slug not in hws:
-                    hws.append(slug)
-            if hws or "none" in raw_hw:
-                values["hw"] = tuple(hws)
-
-        _choice(get("pct"), "pct", PERCENTILES, "percentile", values, notices)
-        _choice(get("y"), "y", Y_METRICS, "y metric", values, notices)
-        _choice(get("xscale"), "xscale", ("log", "linear"), "x scale", values, notices)
-
-        raw_sources = get("source", all_values=True)
-        if raw_sources is not None:
-            kept = []
-            for raw in raw_sources:
-                if raw in PROVENANCES:
-                    if raw not in kept:
-                        kept.append(raw)
-                else:
-                    notices.append(f"Unknown provenance `{raw}` in the link was ignored "
-                                   f"(expected one of {', '.join(PROVENANCES)}).")
-            values["source"] = tuple(kept)
-
-        for name, unit, high in (("price", "USD per GPU-hour", 1000.0), ("power", "W per GPU", 100_000.0)):
-            raw_items = get(name, all_values=True)
-            if raw_items is None:
-                continue
-            kept: dict[str, str] = {}
-            for raw in raw_items:
-                slug_part, sep, number = raw.rpartition(":")
-                slug = (catalog.resolve_hardware(slug_part) if catalog else slug_part) if sep else None
-                try:
-                    value = float(number)
-                    ok = slug is not None and math.isfinite(value) and 0 < value <= high
-                except ValueError:
-                    ok = False
-                if ok:
-                    kept[slug] = f"{slug}:{format_number(value)}"
-                else:
-                    notices.append(f"`{name}={raw}` in the link is not <hardware>:<{unit}>; "
-                                   "it was ignored.")
-            values[name] = tuple(kept[k] for k in sorted(kept))
-
-        raw_target = get("target")
-        if raw_target is not None:
-            try:
-                target = float(raw_target)
-                if not math.isfinite(target) or not TARGET_MIN <= target <= TARGET_MAX:
-                    raise ValueError
-                values["target"] = target
-            except ValueError:
-                notices.append(f"Target `{raw_target}` in the link is not a number between "
-                               f"{format_number(TARGET_MIN)} and {format_number(TARGET_MAX)} "
-                               "tok/s/user; the default was used.")
-
-        for name, label in (("baseline", "baseline hardware"), ("a", "hardware A"),
-                            ("b", "hardware B")):
-            raw = get(name)
-            if raw is None:
-                continue
-            slug = catalog.resolve_hardware(raw) if catalog else raw
-            if slug is None:
-                notices.append(f"Unknown {label} `{raw}` in the link was ignored.")
-            else:
-                values[name] = slug
-
-        for flag in ("runs", "points", "trend"):
-            raw = get(flag)
-            if raw is None:
-                continue
-            if raw.lower() in ("1", "true", "yes", "on"):
-                values[flag] = True
-            elif raw.lower() in ("0", "false", "no", "off"):
-                values[flag] = False
-            else:
-                notices.append(f"`{flag}={raw}` in the link is not 1 or 0; it was ignored.")
-
-        def is_run_id(text: str) -> bool:
-            return len(text) == 16 and all(c in "0123456789abcdef" for c in text)
-
-        for name in ("ra", "rb"):
-            raw = get(name)
-            if raw is None:
-                continue
-            if is_run_id(raw):
-                values[name] = raw
-            else:
-                notices.append(f"`{name}={raw[:40]}` in the link is not a run id; it was ignored.")
-        raw_runs = get("run", all_values=True)
-        if raw_runs is not None:
-            good = [r for r in raw_runs if is_run_id(r)]
-            for bad in (r for r in raw_runs if not is_run_id(r)):
-                notices.append(f"`run={bad[:40]}` in the link is not a run id; it was ignored.")
-            values["run"] = tuple(dict.fromkeys(good))
-        for name, label, high in (("conc", "Concurrency", 10_000_000), ("ttft", "Maximum TTFT", 3600),
-                                  ("sessions", "Concurrent sessions", 1e9),
-                                  ("tps", "Tokens per second", 1e12)):
-            raw = get(name)
-            if raw is None:
-                continue
-            try:
-                number = float(raw)
-                if not math.isfinite(number) or not 0 < number <= high:
-                    raise ValueError
-                values[name] = number
-            except ValueError:
-                notices.append(f"{label} `{raw[:40]}` in the link is not a number between 0 and "
-                               f"{format_number(high)}; it was ignored.")
-
-        raw_view = get("view")
-        if raw_view is not None:
-            if _is_slug(raw_view):
-                values["view"] = raw_view
-            else:
-                notices.append(f"Saved view name `{raw_view}` in the link is not valid; it was ignored.")
-
+            _PARSERS[field_meta(name)["kind"]](name, raw, catalog, values, notices)
         unknown_params(params, QUERY_FIELDS, notices)
-        return cls(**values), notices
+        try:
+            return cls(**values), notices
+        except ValueError:      # a combination no single check caught; the link's values are dropped
+            return cls(), notices + ["The link's values do not fit together; the defaults were used."]
 
 
 QUERY_FIELDS: tuple[str, ...] = tuple(ViewState.model_fields)
 
 
+def field_meta(name: str) -> dict:
+    return ViewState.model_fields[name].json_schema_extra     # type: ignore[return-value]
+
+
+def page_fields(page: str) -> tuple[str, ...]:
+    """The fields a page's address carries: the shared ones and its own."""
+    return tuple(n for n in QUERY_FIELDS if field_meta(n)["page"] in (SHARED, page))
+
+
+def effective_baseline(hw: tuple[str, ...], baseline: str | None) -> str | None:
+    if baseline and baseline in hw:
+        return baseline
+    if "gb300-nvl72" in hw:
+        return "gb300-nvl72"
+    return hw[0] if hw else None
+
+
+def derived_sides(hw: tuple[str, ...], baseline: str | None) -> tuple[str, str]:
+    """Compare's A and B from the shared selection: B its baseline, A the first other hardware;
+    the seed's pair when the selection has fewer than two."""
+    b = effective_baseline(hw, baseline)
+    others = [h for h in hw if h != b]
+    return (others[0], b) if b and others else (DEFAULT_A, DEFAULT_B)
+
+
 def format_number(value: float) -> str:
     """`387` rather than `387.0`, so links read like what the user typed."""
     return str(int(value)) if float(value).is_integer() else repr(float(value))
+
+
+def _spell(name: str, value: object) -> list[str]:
+    if isinstance(value, tuple):
+        return list(value) if value else ["none"] if name == "hw" else []
+    if isinstance(value, bool):
+        return ["1" if value else "0"]
+    if isinstance(value, float):
+        return [format_number(value)]
+    return [] if value is None else [str(value)]
+
+
+# -- parsers, one per kind: (name, raw values, catalog, values, notices) -> None -------------------
+
+_RESOLVE = {"model": "resolve_model", "workload": "resolve_workload", "hardware": "resolve_hardware"}
+
+
+def _resolve(kind: str, raw: str, catalog: SlugResolver | None) -> str | None:
+    return getattr(catalog, _RESOLVE[kind])(raw) if catalog else raw
+
+
+def _parse_slug(name, raw, catalog, values, notices):
+    kind, label = field_meta(name)["kind"], field_meta(name)["label"]
+    slug = _resolve(kind, raw[-1], catalog)
+    if slug is None:
+        notices.append(f"Unknown {label} `{raw[-1]}` in the link was ignored.")
+    else:
+        values[name] = slug
+
+
+def _parse_hardware_list(name, raw, catalog, values, notices):
+    hws: list[str] = []
+    for item in raw:
+        if item == "none":
+            continue
+        slug = _resolve("hardware", item, catalog)
+        if slug is None:
+            notices.append(f"Unknown hardware `{item}` in the link was ignored.")
+        elif slug not in hws:
+            hws.append(slug)
+    if hws or "none" in raw:
+        values[name] = tuple(hws)
+
+
+def _allowed(name: str) -> tuple[str, ...]:
+    annotation = ViewState.model_fields[name].annotation
+    args = get_args(annotation)
+    return get_args(args[0]) if args and get_args(args[0]) else args
+
+
+def _parse_choice(name, raw, catalog, values, notices):
+    allowed, label = _allowed(name), field_meta(name)["label"]
+    if raw[-1] in allowed:
+        values[name] = raw[-1]
+    else:
+        notices.append(f"Unknown {label} `{raw[-1]}` in the link was ignored "
+                       f"(expected one of {', '.join(allowed)}).")
+
+
+def _parse_choice_list(name, raw, catalog, values, notices):
+    allowed, label = _allowed(name), field_meta(name)["label"]
+    kept: list[str] = []
+    for item in raw:
+        if item in allowed:
+            if item not in kept:
+                kept.append(item)
+        else:
+            notices.append(f"Unknown {label} `{item}` in the link was ignored "
+                           f"(expected one of {', '.join(allowed)}).")
+    values[name] = tuple(kept)
+
+
+def _parse_target(name, raw, catalog, values, notices):
+    try:
+        target = float(raw[-1])
+        if not math.isfinite(target) or not TARGET_MIN <= target <= TARGET_MAX:
+            raise ValueError
+        values[name] = target
+    except ValueError:
+        notices.append(f"Target `{raw[-1][:40]}` in the link is not a number between "
+                       f"{format_number(TARGET_MIN)} and {format_number(TARGET_MAX)} "
+                       "tok/s/user; the default was used.")
+
+
+def _parse_number(name, raw, catalog, values, notices):
+    label, high = field_meta(name)["label"], field_meta(name)["high"]
+    try:
+        number = float(raw[-1])
+        if not math.isfinite(number) or not 0 < number <= high:
+            raise ValueError
+        values[name] = number
+    except ValueError:
+        notices.append(f"{label} `{raw[-1][:40]}` in the link is not a number between 0 and "
+                       f"{format_number(high)}; it was ignored.")
+
+
+def _parse_flag(name, raw, catalog, values, notices):
+    text = raw[-1].lower()
+    if text in ("1", "true", "yes", "on"):
+        values[name] = True
+    elif text in ("0", "false", "no", "off"):
+        values[name] = False
+    else:
+        notices.append(f"`{name}={raw[-1][:40]}` in the link is not 1 or 0; it was ignored.")
+
+
+def _is_run_id(text: str) -> bool:
+    return len(text) == 16 and all(c in "0123456789abcdef" for c in text)
+
+
+def _parse_run_id(name, raw, catalog, values, notices):
+    if _is_run_id(raw[-1]):
+        values[name] = raw[-1]
+    else:
+        notices.append(f"`{name}={raw[-1][:40]}` in the link is not a run id; it was ignored.")
+
+
+def _parse_run_ids(name, raw, catalog, values, notices):
+    for bad in (r for r in raw if not _is_run_id(r)):
+        notices.append(f"`{name}={bad[:40]}` in the link is not a run id; it was ignored.")
+    values[name] = tuple(dict.fromkeys(r for r in raw if _is_run_id(r)))
+
+
+def _parse_override(name, raw, catalog, values, notices):
+    unit, high = field_meta(name)["label"], field_meta(name)["high"]
+    kept: dict[str, str] = {}
+    for item in raw:
+        slug_part, sep, number = item.rpartition(":")
+        slug = _resolve("hardware", slug_part, catalog) if sep else None
+        try:
+            value = float(number)
+            ok = slug is not None and math.isfinite(value) and 0 < value <= high
+        except ValueError:
+            ok = False
+        if ok:
+            kept[slug] = f"{slug}:{format_number(value)}"
+        else:
+            notices.append(f"`{name}={item[:60]}` in the link is not <hardware>:<{unit}>; "
+                           "it was ignored.")
+    values[name] = tuple(kept[k] for k in sorted(kept))
+
+
+def _parse_view(name, raw, catalog, values, notices):
+    if _is_slug(raw[-1]):
+        values[name] = raw[-1]
+    else:
+        notices.append(f"Saved view name `{raw[-1][:40]}` in the link is not valid; it was ignored.")
+
+
+_PARSERS = {"model": _parse_slug, "workload": _parse_slug, "hardware": _parse_slug,
+            "hardware_list": _parse_hardware_list, "choice": _parse_choice,
+            "choice_list": _parse_choice_list, "target": _parse_target, "number": _parse_number,
+            "flag": _parse_flag, "run_id": _parse_run_id, "run_ids": _parse_run_ids,
+            "override": _parse_override, "view": _parse_view}
+assert {field_meta(n)["kind"] for n in QUERY_FIELDS} <= set(_PARSERS)
 
 
 def _getter(params: Mapping[str, Sequence[str] | str]):
@@ -255,7 +347,7 @@ def _getter(params: Mapping[str, Sequence[str] | str]):
         raw = params[name]
         seq = [raw] if isinstance(raw, str) else list(raw)
         if all_values:
-            return [str(v) for v in seq]
+            return [str(v) for v in seq] or None
         return str(seq[-1]) if seq else None
     return get
 
@@ -274,7 +366,7 @@ def _choice(raw: str | None, field: str, allowed: Sequence[str], label: str,
 def unknown_params(params: Mapping[str, object], known: Sequence[str], notices: list[str]) -> None:
     for key in params:
         if key not in known:
-            notices.append(f"Unknown link parameter `{key}` was ignored.")
+            notices.append(f"Unknown link parameter `{str(key)[:40]}` was ignored.")
 
 
 def _is_slug(text: str) -> bool:

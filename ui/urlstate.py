@@ -1,21 +1,37 @@
-"""Keep a page's widgets and the address bar in step, through `models.ViewState`.
+"""One view state for the whole session, kept in step with each page's widgets and address bar.
 
-The URL is parsed with `ViewState.from_query` (validated, with a notice per dropped value) whenever
-it differs from what this session last wrote: a fresh link, a reload or the browser's Back button.
-The parsed state seeds the widgets' session-state keys, which are the URL parameter names. After
-the widgets run, the state they hold is written back to the URL with defaults left out.
+The session's view lives in `st.session_state` under a key no widget owns (`_opx_query`: the
+state as query parameters, defaults left out), so it survives page switches, whose widgets
+Streamlit forgets, and sidebar navigation, which clears the address bar. Each page run:
+
+1. `seed_from_url(page)`: when the page was just entered or the address changed from outside
+   (a fresh link, reload, Back or Forward), work out the state and write it into the widgets' keys,
+   which are the field names of `models.ViewState`:
+   - an address with no view parameters (the sidebar cleared it) opens the session's view;
+   - otherwise the address decides this page's fields and the shared ones; other pages' fields
+     keep the session's values.
+2. The page draws its widgets; `state_from_widgets()` reads them back over the seeded state.
+3. `write_url(state)` puts the page's address (`ViewState.to_query(page)`) in the address bar and
+   stores the session's view.
 """
 from __future__ import annotations
+
+import json
+from urllib.parse import urlencode
 
 import streamlit as st
 
 from models import ViewState
-from models.view import SlugResolver
+from models.view import QUERY_FIELDS, SlugResolver, derived_sides, page_fields
 
-_LAST_URL = "_opx_last_url"
+_QUERY = "_opx_query"        # the session's view state, as query parameters (defaults left out)
+_STATE = "_opx_state"        # the ViewState the widgets were last seeded from or written as
+_PAGE = "_opx_page"          # the page running now
+_LAST = "_opx_last"          # (page, canonical address) this session last wrote
 _NOTICES = "_opx_notices"
-_SAVED = "_opx_saved_view"        # (slug, title, query of the saved state) while it is shown
-TARGET_SLIDER_MAX = 2500.0
+_SAVED = "_opx_saved_view"   # (slug, title, query of the saved state) while it is shown
+_REPLACE = "_opx_replace"    # this run entered the page on a bare address
+_REPLACED = "_opx_replaced"  # the page whose bare address was replaced (its reruns may still send it)
 
 
 def _current_query() -> dict[str, list[str]]:
@@ -26,32 +42,45 @@ def _canonical(query: dict[str, list[str]]) -> tuple:
     return tuple(sorted((k, tuple(v)) for k, v in query.items()))
 
 
-def seed_from_url(resolver: SlugResolver) -> list[str]:
-    """Seed widget keys from the URL when the URL changed from outside; return its notices."""
-    query = _current_query()
-    if st.session_state.get(_LAST_URL) == _canonical(query):
-        return []
-    state, notices = ViewState.from_query(query, resolver)
+def seed_from_url(resolver: SlugResolver, page: str) -> list[str]:
+    """Seed the widgets when the page was entered or its address changed from outside; return
+    the address's notices."""
     ss = st.session_state
+    ss[_PAGE] = page
+    url = _current_query()
+    bare = not any(k in QUERY_FIELDS for k in url)
+    if _STATE in ss and (ss.get(_LAST) == (page, _canonical(url))
+                         or bare and ss.get(_REPLACED) == page):
+        return []
+    ss[_REPLACED] = None
+    stored = ss.get(_QUERY)
     ss[_SAVED] = None
-    if state.view:
-        state, saved_notices = _open_saved_view(state, resolver)
-        notices += saved_notices
-    ss["model"], ss["workload"] = state.model, state.workload
-    ss["hw"] = list(state.hw)
-    ss["pct"], ss["y"], ss["xscale"] = state.pct, state.y, state.xscale
-    ss["target"] = state.target
-    ss["target_slider"] = min(max(state.target, 1.0), TARGET_SLIDER_MAX)
-    ss["baseline"] = state.effective_baseline()
-    ss["source"] = list(state.source)
-    ss["runs"], ss["points"], ss["trend"] = state.runs, state.points, state.trend
-    ss["a"], ss["b"] = state.a, state.b
-    ss["ra"], ss["rb"] = state.ra, state.rb
-    ss["conc"], ss["run"] = state.conc, state.run
-    ss["ttft"], ss["sessions"], ss["tps"] = state.ttft, state.sessions, state.tps
-    ss["price"], ss["power"] = state.price, state.power
+    if bare:
+        # A bare address: the sidebar's navigation cleared it, or a first visit to the page.
+        # Its history entry is replaced by the page's full address (see write_url).
+        ss[_REPLACE] = True
+    if stored is not None and bare:
+        state, notices = ViewState.from_query(stored, resolver)
+    else:
+        own = set(page_fields(page))
+        kept = {k: v for k, v in (stored or {}).items() if k not in own}
+        state, notices = ViewState.from_query({**kept, **url}, resolver)
+        if state.view:
+            state, saved_notices = _open_saved_view(state, resolver)
+            notices += saved_notices
+    _seed_widgets(state)
     ss[_NOTICES] = notices
     return notices
+
+
+def _seed_widgets(state: ViewState) -> None:
+    ss = st.session_state
+    for name in QUERY_FIELDS:
+        value = getattr(state, name)
+        ss[name] = list(value) if isinstance(value, tuple) else value
+    ss["baseline"] = state.effective_baseline()
+    ss["target_slider"] = state.target
+    ss[_STATE] = state
 
 
 def _open_saved_view(state: ViewState, resolver: SlugResolver) -> tuple[ViewState, list[str]]:
@@ -81,41 +110,60 @@ def saved_view_info() -> str | None:
 
 
 def state_from_widgets() -> ViewState:
-    """The state the widgets hold; fields a page does not show keep their seeded value."""
+    """The seeded state with what this page's widgets now hold laid over it."""
     ss = st.session_state
-    d = ViewState()
-    return ViewState(model=ss.get("model", d.model), workload=ss.get("workload", d.workload),
-                     hw=tuple(ss.get("hw", d.hw)), pct=ss.get("pct", d.pct), y=ss.get("y", d.y),
-                     target=float(ss.get("target", d.target)),
-                     source=tuple(ss.get("source", ())), baseline=ss.get("baseline"),
-                     xscale=ss.get("xscale", d.xscale), runs=bool(ss.get("runs", False)),
-                     points=bool(ss.get("points", False)), trend=bool(ss.get("trend", False)),
-                     a=ss.get("a", d.a), b=ss.get("b", d.b),
-                     conc=ss.get("conc"), run=tuple(ss.get("run", ())), ttft=ss.get("ttft"),
-                     sessions=ss.get("sessions"), tps=ss.get("tps"),
-                     ra=ss.get("ra"), rb=ss.get("rb"), price=tuple(ss.get("price", ())),
-                     power=tuple(ss.get("power", ())))
+    seeded: ViewState = ss.get(_STATE) or ViewState()
+    values = seeded.model_dump()
+    for name in QUERY_FIELDS:
+        if name in ss:
+            value = ss[name]
+            values[name] = tuple(value) if isinstance(value, list) else value
+    if (values["a"], values["b"]) == (seeded.a, seeded.b) and \
+            (seeded.a, seeded.b) == derived_sides(seeded.hw, seeded.baseline):
+        # A and B followed the shared hardware and were not changed here: they still follow it.
+        del values["a"], values["b"]
+    return ViewState(**values)
 
 
 def write_url(state: ViewState) -> ViewState:
-    """Put the state in the address bar (defaults left out) if it is not there already. While a
-    saved view is shown unchanged the address stays its short `?view=<slug>` link; returns the
-    state with `view` set accordingly."""
-    from urllib.parse import urlencode
-    saved = st.session_state.get(_SAVED)
+    """Put the page's address in the address bar if it is not there already and keep the state
+    as the session's view. While a saved view is shown unchanged the address stays its short
+    `?view=<slug>` link; returns the state with `view` set accordingly."""
+    ss = st.session_state
+    page = ss.get(_PAGE, "explorer")
+    saved = ss.get(_SAVED)
     plain = state.model_copy(update={"view": None})
     if saved and urlencode(plain.to_query(), doseq=True) == saved[2]:
         state = plain.model_copy(update={"view": saved[0]})
         query = {"view": [saved[0]]}
     else:
-        st.session_state[_SAVED] = None
+        ss[_SAVED] = None
         state = plain
-        query = state.to_query()
-    current = _current_query()
-    if _canonical(query) != _canonical(current):
-        st.query_params.from_dict(query)
-    st.session_state[_LAST_URL] = _canonical(query)
+        query = state.to_query(page)
+    _show_address(query)
+    ss[_LAST] = (page, _canonical(query))
+    ss[_QUERY] = plain.to_query()
+    ss[_STATE] = state
     return state
+
+
+def _show_address(query: dict[str, list[str]]) -> None:
+    """Put `query` in the address bar.
+
+    Streamlit's sidebar navigation opens a page on a bare address and pushes a history entry for
+    it; setting the query then pushes a second one, so Back would stop on the bare copy of the same
+    page. On a bare arrival the bare entry is therefore replaced in place (the browser's own
+    `history.replaceState`); the next run's request carries the address the browser shows. Every
+    other change goes through `st.query_params`, one history entry per change of view."""
+    ss = st.session_state
+    if ss.pop(_REPLACE, False):
+        ss[_REPLACED] = ss.get(_PAGE)
+        address = json.dumps("?" + urlencode(query, doseq=True))   # percent-encoded: no markup
+        st.html(f"<script>history.replaceState(history.state, '', {address});</script>",
+                unsafe_allow_javascript=True)
+    elif _canonical(query) != _canonical(_current_query()):
+        ss[_REPLACED] = None
+        st.query_params.from_dict(query)
 
 
 def sync_target_from_slider() -> None:
@@ -123,8 +171,7 @@ def sync_target_from_slider() -> None:
 
 
 def sync_slider_from_target() -> None:
-    st.session_state["target_slider"] = min(max(float(st.session_state["target"]), 1.0),
-                                            TARGET_SLIDER_MAX)
+    st.session_state["target_slider"] = float(st.session_state["target"])
 
 
 def keep_baseline_valid() -> None:
@@ -138,15 +185,30 @@ def keep_baseline_valid() -> None:
 # -- pages with their own state model (Simulate): the same pattern, keys prefixed -----------------
 
 def seed_page_from_url(model_cls, resolver: SlugResolver, prefix: str) -> list[str]:
-    """Seed `<prefix><field>` widget keys from the URL when it changed from outside."""
-    query = _current_query()
-    marker = f"{_LAST_URL}_{prefix}"
-    if st.session_state.get(marker) == _canonical(query):
+    """Seed `<prefix><field>` widget keys when the page was entered or its address changed from
+    outside. Fields it shares with the view state (model, workload) follow the session's view."""
+    ss = st.session_state
+    ss[_PAGE] = prefix
+    url = _current_query()
+    marker = f"{_LAST}_{prefix}"
+    bare = not any(k in model_cls.model_fields for k in url)
+    if ss.get(_LAST) == (prefix, _canonical(url)) or bare and ss.get(_REPLACED) == prefix:
         return []
-    state, notices = model_cls.from_query(query, resolver)
+    ss[_REPLACED] = None
+    view, _ = ViewState.from_query(ss.get(_QUERY) or {})
+    shared = {n: [getattr(view, n)] for n in _common(model_cls)}
+    if bare:
+        ss[_REPLACE] = True
+        state, notices = model_cls.from_query({**ss.get(marker, {}), **shared}, resolver)
+    else:
+        state, notices = model_cls.from_query(url, resolver)
     for name in model_cls.model_fields:
-        st.session_state[f"{prefix}{name}"] = getattr(state, name)
+        ss[f"{prefix}{name}"] = getattr(state, name)
     return notices
+
+
+def _common(model_cls) -> set[str]:
+    return {n for n in model_cls.model_fields if n in ("model", "workload")}
 
 
 def page_state_from_widgets(model_cls, prefix: str):
@@ -156,7 +218,14 @@ def page_state_from_widgets(model_cls, prefix: str):
 
 
 def write_page_url(state, prefix: str) -> None:
+    ss = st.session_state
     query = state.to_query()
-    if _canonical(query) != _canonical(_current_query()):
-        st.query_params.from_dict(query)
-    st.session_state[f"{_LAST_URL}_{prefix}"] = _canonical(query)
+    _show_address(query)
+    ss[_LAST] = (prefix, _canonical(query))
+    ss[f"{_LAST}_{prefix}"] = query
+    # The model and workload chosen here become the session's.
+    view, _ = ViewState.from_query(ss.get(_QUERY) or {})
+    update = {n: getattr(state, n) for n in _common(type(state))}
+    if any(getattr(view, n) != v for n, v in update.items()):
+        ss[_QUERY] = view.model_copy(update=update).to_query()
+        ss.pop(_STATE, None)

@@ -6,16 +6,17 @@ from __future__ import annotations
 import streamlit as st
 
 from models import PERCENTILES
-from models.view import TARGET_MAX, TARGET_MIN
+from models.view import TARGET_MAX, TARGET_MIN, format_number
 from opx.errors import OpxError
 from ui import data, permissions, urlstate
 from ui.text import escape_md
 
 
-def open_page(title: str, caption: str = "") -> None:
-    """Sidebar permissions, the URL read into the widgets, the title and the link's notices."""
+def open_page(page: str, title: str, caption: str = "") -> None:
+    """Sidebar permissions, the session's view (or the address's) read into the widgets, the
+    title and the link's notices. `page` is the page's name in `models.view.PAGE_NAMES`."""
     permissions.sidebar_controls()
-    notices = urlstate.seed_from_url(data.resolver())
+    notices = urlstate.seed_from_url(data.resolver(), page)
     st.title(title)
     if caption:
         st.caption(caption)
@@ -34,7 +35,7 @@ def or_stop(compute, *args):
 
 def show_notices(notices: list[str]) -> None:
     for notice in notices:
-        st.warning(escape_md(notice), icon="⚠️")
+        st.warning(escape_md(notice), icon=":material/warning:")
 
 
 def model_and_workload() -> None:
@@ -44,12 +45,21 @@ def model_and_workload() -> None:
                  format_func=catalog.workload_name)
 
 
+def target_steps(target: float) -> list[float]:
+    """The slider's stops: 1-1.5-2-3-5-7 steps per decade over the whole typed range (a linear
+    slider over 0.1 to 100,000 could not pick 20 from 30), plus the current target."""
+    steps = [m * 10.0 ** e for e in range(-1, 5) for m in (1, 1.5, 2, 3, 5, 7)] + [TARGET_MAX]
+    return sorted({round(s, 6) for s in steps if TARGET_MIN <= s <= TARGET_MAX} | {float(target)})
+
+
 def target_controls() -> None:
     """The target interactivity as a slider and a typed number, kept in step."""
     left, right = st.columns([3, 1])
     with left:
-        st.slider("Target interactivity (tok/s/user)", 1.0, urlstate.TARGET_SLIDER_MAX, step=1.0,
-                  key="target_slider", on_change=urlstate.sync_target_from_slider)
+        st.select_slider("Target interactivity (tok/s/user)",
+                         target_steps(st.session_state.get("target", 387.0)),
+                         key="target_slider", format_func=format_number,
+                         on_change=urlstate.sync_target_from_slider)
     with right:
         st.number_input("Typed target (tok/s/user)", TARGET_MIN, TARGET_MAX, step=1.0,
                         key="target", on_change=urlstate.sync_slider_from_target)

@@ -44,7 +44,10 @@ def test_default_view_is_the_seed_case(app):
     assert len(at.get("vega_lite_chart")) == 1
     with_trend = app(trend="1")
     assert not with_trend.exception and len(with_trend.get("vega_lite_chart")) == 2
-    assert dict(at.query_params) == {}     # defaults stay out of the URL
+    # The address states the whole shared view, defaults included, and nothing else.
+    assert {k: v if isinstance(v, list) else [v] for k, v in dict(at.query_params).items()} == {
+        "model": ["deepseek-v4.1-flash"], "workload": ["agentx"],
+        "hw": ["vr-nvl72", "gb300-nvl72"], "pct": ["p90"], "target": ["387"], "y": ["total"]}
 
 
 def test_query_parameters_set_the_view(app):
@@ -53,7 +56,7 @@ def test_query_parameters_set_the_view(app):
     assert not at.exception
     assert at.multiselect(key="hw").value == ["gb200-nvl72", "gb300-nvl72"]
     assert at.selectbox(key="baseline").value == "gb200-nvl72"
-    assert at.slider(key="target_slider").value == 50
+    assert at.select_slider(key="target_slider").value == 50
     table = _table(at).set_index("Hardware")
     at_col = next(c for c in table.columns if c.startswith("At 50"))
     # GB200 frontier: (43.3, 12660) and (91.0, 7698), PCHIP between them
@@ -72,13 +75,13 @@ def test_invalid_parameters_show_notices_and_fall_back(app):
         assert word in warnings
     assert at.selectbox(key="model").value == "deepseek-v4.1-flash"
     assert at.multiselect(key="hw").value == ["h200"]
-    assert at.query_params.get("pct") is None      # dropped from the URL
+    assert at.query_params.get("pct") == "p90"     # the invalid value replaced by the default
 
 
 def test_controls_write_the_url(app):
     at = app()
     at.number_input(key="target").set_value(500).run()
-    assert at.slider(key="target_slider").value == 500
+    assert at.select_slider(key="target_slider").value == 500
     assert at.query_params["target"] == ["500"] or at.query_params["target"] == "500"
     table = _table(at).set_index("Hardware")
     assert table.loc["Vera Rubin NVL72", "× GB300 NVL72 at target"] == \

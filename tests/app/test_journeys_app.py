@@ -1,0 +1,87 @@
+"""Page switches keep the session's view: AppTest moves between pages as the sidebar does (the
+address is cleared) and checks that every page opens on the choices made on the last one."""
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.conftest import ROOT
+
+PAGES = ["app_pages/compare.py", "app_pages/planner.py", "app_pages/latency.py",
+         "app_pages/simulate.py", "app_pages/data.py", "app_pages/explorer.py"]
+
+
+@pytest.fixture
+def at(seed_db, monkeypatch):
+    monkeypatch.setenv("OPX_DB", str(seed_db))
+    return AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+
+
+def go(at, page):
+    """What a sidebar click does: another page, with the address bar cleared."""
+    at.switch_page(page)
+    for key in list(at.query_params):
+        del at.query_params[key]
+    return at.run()
+
+
+def shared(at):
+    ss = at.session_state
+    return (ss["model"], ss["workload"], tuple(ss["hw"]), ss["pct"], ss["target"])
+
+
+def test_the_seed_view_survives_every_page(at):
+    at.run()
+    assert not at.exception
+    assert [m.value for m in at.metric][:2] == ["58×", "2.7×"]
+    for page in PAGES:
+        go(at, page)
+        assert not at.exception, page
+        if page.endswith(("explorer.py", "compare.py")):
+            assert [m.value for m in at.metric][:2] == ["58×", "2.7×"], page
+    assert shared(at) == ("deepseek-v4.1-flash", "agentx", ("vr-nvl72", "gb300-nvl72"), "p90", 387.0)
+
+
+@pytest.mark.parametrize("first", ["app_pages/explorer.py", "app_pages/compare.py",
+                                   "app_pages/planner.py"])
+def test_a_choice_made_on_one_page_opens_on_the_next(at, first):
+    go(at, first)
+    at.number_input(key="target").set_value(200.0).run()
+    at.radio(key="pct").set_value("p50").run() if first != "app_pages/planner.py" else \
+        at.radio(key="pct").set_value("p50").run()
+    assert not at.exception
+    for page in PAGES:
+        go(at, page)
+        assert not at.exception, page
+        assert at.session_state["_opx_query"]["target"] == ["200"], page
+        assert at.session_state["_opx_query"]["pct"] == ["p50"], page
+    go(at, "app_pages/compare.py")
+    assert at.number_input(key="target").value == 200.0
+    assert at.radio(key="pct").value == "p50"
+
+
+def test_hardware_chosen_on_the_explorer_is_compared(at):
+    at.run()
+    at.multiselect(key="hw").set_value(["gb200-nvl72", "gb300-nvl72"]).run()
+    go(at, "app_pages/compare.py")
+    assert (at.selectbox(key="a").value, at.selectbox(key="b").value) == ("gb200-nvl72",
+                                                                          "gb300-nvl72")
+    go(at, "app_pages/latency.py")
+    assert tuple(at.multiselect(key="hw").value) == ("gb200-nvl72", "gb300-nvl72")
+
+
+def test_page_only_choices_stay_with_their_page(at):
+    go(at, "app_pages/planner.py")
+    at.number_input(key="sessions").set_value(10_000.0).run()
+    go(at, "app_pages/explorer.py")
+    assert "sessions" not in at.query_params
+    go(at, "app_pages/planner.py")
+    assert at.number_input(key="sessions").value == 10_000.0
+
+
+def test_a_link_still_decides_on_a_fresh_session(at):
+    at.switch_page("app_pages/compare.py")
+    at.query_params["target"] = "100"
+    at.query_params["a"] = "gb200-nvl72"
+    at.run()
+    assert not at.exception
+    assert at.number_input(key="target").value == 100.0
+    assert at.selectbox(key="a").value == "gb200-nvl72"
