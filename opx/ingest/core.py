@@ -225,8 +225,48 @@ def detect(path: Path, text: str, forced: str | None = None):
                 return m
         except Exception:       # a sniffer must never stop detection
             continue
+    broken = _broken_json(text)
+    if broken is not None:
+        # Sniffers read a file's structure, which a cut-short JSON file has not got: say what is
+        # wrong with it rather than "not a known format".
+        raise OpxError(path, *broken)
     raise OpxError(path, "format", "not a result file of a known format; known formats: "
                                    f"{', '.join(m.NAME for m in modules)} (use --format to force one)")
+
+
+def _broken_json(text: str) -> tuple[str, str] | None:
+    """For a text that starts as JSON (`{` or `[`) but does not decode, as one document or as
+    several one after another (JSONL): where the first one breaks (`line L column C`) and why.
+    None for valid JSON and for text that is not JSON at all (a CSV)."""
+    start = len(text) - len(text.lstrip())
+    if text[start:start + 1] not in ("{", "["):
+        return None
+    decoder = json.JSONDecoder()
+    i = start
+    try:
+        while i < len(text):
+            _, i = decoder.raw_decode(text, i)
+            while i < len(text) and text[i].isspace():
+                i += 1
+    except json.JSONDecodeError as exc:
+        end = len(text.rstrip())        # the end of the text, as line and column
+        at_end = (f"line {text.count(NEWLINE, 0, end) + 1} "
+                  f"column {end - text.rfind(NEWLINE, 0, end)}")
+        # A string left open runs to the end of the text (strict JSON allows no newline in it).
+        if exc.msg.startswith("Unterminated string"):
+            return at_end, ("truncated JSON: the file ends inside a string that opens at "
+                            f"line {exc.lineno} column {exc.colno}")
+        if exc.pos >= end:
+            return at_end, f"truncated JSON: the file ends before the JSON is complete ({exc.msg})"
+        return f"line {exc.lineno} column {exc.colno}", f"invalid JSON ({exc.msg})"
+    except RecursionError:
+        return "json", "invalid JSON: nested too deeply to read"
+    except ValueError as exc:           # e.g. an integer over Python's digit limit
+        return "json", f"invalid JSON ({exc})"
+    return None
+
+
+NEWLINE = "\n"
 
 
 # -- records -> runs -------------------------------------------------------------------------------

@@ -219,3 +219,44 @@ def test_pauses_of_the_collector_in_several_threads_leave_it_as_it_was():
         assert not gc.isenabled()           # someone else's choice is kept
     finally:
         gc.enable()
+
+
+VLLM_RESULT = (ROOT / "tests" / "fixtures" / "vllm" / "metadata.json").read_text()
+DURATION = VLLM_RESULT.index('"duration": 40.0')
+COMPLETED = VLLM_RESULT.index('"completed"')
+
+
+@pytest.mark.parametrize("cut, problem", [
+    # A vLLM result cut in the middle of a number, and in the middle of a key.
+    (DURATION + len('"duration": 4'), "truncated JSON: the file ends before the JSON is complete "
+                                      "(Expecting ',' delimiter)"),
+    (COMPLETED + 4, "truncated JSON: the file ends inside a string that opens at line 1 column "
+                    f"{COMPLETED + 1}"),
+])
+def test_a_truncated_json_file_says_where_it_ends(tmp_path, catalog, db, cut, problem):
+    path = tmp_path / "cut.json"
+    path.write_text(VLLM_RESULT[:cut])
+    result = parse_file(path, IngestOptions(), catalog)
+    # `line 1 column N`: just after the last character, where the JSON was cut.
+    assert result.error == f"{path}: line 1 column {cut + 1}: {problem}"
+    before = counts(db)
+    (imported,) = import_files([path], IngestOptions(), db, catalog)
+    assert imported.error == result.error
+    assert counts(db) == before                          # a refused file writes nothing
+
+
+def test_invalid_json_and_a_cut_jsonl_line_are_named(tmp_path, catalog):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"completed": 3} trailing')
+    assert parse_file(bad, IngestOptions(), catalog).error == (
+        f"{bad}: line 1 column 18: invalid JSON (Expecting value)")
+    cut = tmp_path / "cut.jsonl"
+    cut.write_text('{"a": 1}\n{"b": [1, 2,\n')
+    assert parse_file(cut, IngestOptions(), catalog).error.startswith(
+        f"{cut}: line 2 column 13: truncated JSON")
+
+
+def test_valid_json_of_no_known_shape_is_still_an_unknown_format(tmp_path, catalog):
+    path = tmp_path / "other.json"
+    path.write_text('{"hello": "world"}')
+    assert parse_file(path, IngestOptions(), catalog).error.startswith(f"{path}: format: ")

@@ -241,3 +241,96 @@ def test_core_imports_a_file_when_the_user_gives_hardware_and_gpus(catalog):
     (run,) = result.runs
     assert run.framework == "sglang" and run.framework_version == "0.5.9"
     assert run.deployment.tp == 8 and run.deployment.dp_attention is True
+
+
+# -- random lengths: a sweep is one run in the workload of its configured lengths -----------------
+#
+# random_range_sweep.jsonl: four lines of one `--dataset-name random --random-input-len 1024
+# --random-output-len 1024 --random-range-ratio 0.5` configuration at max_concurrency 1, 4, 16 and
+# 64, so each line's measured mean lengths differ (761/774, 773/764, 766/770, 770/767).
+
+SWEEP = OWN / "random_range_sweep.jsonl"
+SWEEP_MEASURED = [(761, 774), (773, 764), (766, 770), (770, 767)]
+
+
+def test_random_length_sweep_is_one_run_in_the_configured_workload(catalog):
+    result = core.parse_file(SWEEP, core.IngestOptions(hardware="h100", gpus=1), catalog)
+    assert result.ok, result.error
+    (run,) = result.runs
+    assert (run.workload, run.isl, run.osl) == ("1k1k", 1024, 1024)
+    assert [p.concurrency for p in run.points] == [1, 4, 16, 64]
+    # Each point keeps its own measured means.
+    assert [p.note for p in run.points] == [f"measured mean ISL {i}, OSL {o}"
+                                            for i, o in SWEEP_MEASURED]
+    assert [n for n in result.notices if n.startswith("workload")] == [
+        "workload `1k1k` from ISL/OSL 1024/1024 (the configured random lengths); measured means "
+        "ISL 761-773, OSL 764-774 vary with --random-range-ratio 0.5"]
+    assert "--random-range-ratio 0.5" in run.notes and "1024/1024" in run.notes
+    assert run.meta["random_range_ratio"] == "0.5"       # another ratio is another run
+
+
+def test_random_length_sweep_names_its_workload_by_the_lengths_when_not_in_the_catalog(catalog):
+    text = SWEEP.read_text().replace('"random_output_len": 1024', '"random_output_len": 300')
+    path = Path("sweep_1024_300.jsonl")
+    (run,) = core.build_runs(str(path), sglang.parse(path, text),
+                             core.IngestOptions(hardware="h100", gpus=1), catalog, "src", [])
+    assert (run.workload, run.isl, run.osl) == ("isl1024-osl300", 1024, 300)
+    assert len(run.points) == 4
+
+
+def test_workload_flag_overrides_the_configured_lengths(catalog):
+    result = core.parse_file(SWEEP, core.IngestOptions(hardware="h100", gpus=1,
+                                                       workload="chat-random"), catalog)
+    (run,) = result.runs
+    assert run.workload == "chat-random" and len(run.points) == 4
+    assert (run.isl, run.osl) == (1024, 1024)            # still the configured lengths
+    assert any(n.startswith("workload `chat-random` as given (--workload); ISL/OSL 1024/1024")
+               for n in result.notices)
+    result = core.parse_file(SWEEP, core.IngestOptions(hardware="h100", gpus=1, workload="2k1k"),
+                             catalog)
+    (run,) = result.runs
+    assert run.workload == "2k1k" and len(run.points) == 4
+
+
+def test_random_length_sweep_imports_as_one_run_and_reimport_changes_nothing(tmp_path, catalog):
+    from opx import store
+    from opx.importer import import_files
+    db = tmp_path / "opx.duckdb"
+    options = core.IngestOptions(hardware="h100", gpus=1)
+    (first,) = import_files([SWEEP], options, db, catalog)
+    assert (first.runs_added, first.points_added) == (1, 4)
+    (again,) = import_files([SWEEP], options, db, catalog)
+    assert (again.runs_added, again.points_added) == (0, 0)
+    with store.reading(db) as con:
+        assert store.count_runs(con) == (1, 4)
+        assert store.distinct_values(con, "workload") == ["1k1k"]
+
+
+def test_a_sweep_split_over_files_of_one_line_each_joins_one_run(tmp_path, catalog):
+    from opx import store
+    from opx.importer import import_files
+    paths = []
+    for n, line in enumerate(SWEEP.read_text().splitlines()):
+        paths.append(tmp_path / f"c{n}.jsonl")
+        paths[-1].write_text(line + "\n")
+    db = tmp_path / "opx.duckdb"
+    import_files(paths, core.IngestOptions(hardware="h100", gpus=1), db, catalog)
+    with store.reading(db) as con:
+        assert store.count_runs(con) == (1, 4)
+
+
+def test_real_online_sample_random_and_sharegpt_sweeps_are_two_runs(catalog):
+    """The Dec-2024 sample: five `random` lines (1024/1024, --random-range-ratio 0.0, measured
+    means 509/534, 515/515, ...) at request rates 1 to 16, and two `sharegpt` lines."""
+    path = shared("sglang/llama_3_3_70b_online_output.jsonl")
+    result = core.parse_file(path, core.IngestOptions(hardware="h200", gpus=8,
+                                                      model="llama-3.3-70b"), catalog)
+    random_run, sharegpt_run = result.runs
+    assert (random_run.workload, random_run.isl, random_run.osl) == ("1k1k", 1024, 1024)
+    assert [p.request_rate for p in random_run.points] == [1, 2, 4, 8, 16]
+    assert random_run.points[0].note == "measured mean ISL 509, OSL 534"
+    # ShareGPT lengths are the dataset's own: means within 3% of each other join one run.
+    assert (sharegpt_run.workload, sharegpt_run.isl, sharegpt_run.osl) == ("isl225-osl191", 225,
+                                                                           191)
+    assert [p.request_rate for p in sharegpt_run.points] == [4, 8]
+    assert any("--random-range-ratio 0" in n for n in result.notices)
