@@ -3,6 +3,9 @@ exactly what the link shows. Labels and units come from the metric registry."""
 from __future__ import annotations
 
 import datetime as dt
+import functools
+import math
+import re
 
 import altair as alt
 import pandas as pd
@@ -11,6 +14,7 @@ from models import PROVENANCES, Catalog
 from models.view import format_number
 from opx import metrics
 from opx.explorer import ExplorerView
+from opx.links import absolute_link
 
 # One marker shape per provenance, fixed so the legend reads the same on every chart.
 PROVENANCE_SHAPES = {
@@ -50,7 +54,7 @@ def _tooltip(y_title: str, x_title: str) -> list[alt.Tooltip]:
         alt.Tooltip("hardware_name:N", title="Hardware"),
         alt.Tooltip("label:N", title="Run"),
         alt.Tooltip("x:Q", title=x_title, format=",.4~g"),
-        alt.Tooltip("y:Q", title=y_title, format=",.4~s"),
+        alt.Tooltip("y_text:N", title=y_title),
         alt.Tooltip("concurrency:Q", title="Concurrency", format=",.0f"),
         alt.Tooltip("framework:N", title="Framework"),
         alt.Tooltip("precision:N", title="Precision"),
@@ -63,31 +67,77 @@ def _tooltip(y_title: str, x_title: str) -> list[alt.Tooltip]:
     ]
 
 
+# Drawn under a label, in the label's place, so lines behind it do not cross its letters.
+HALO = {"color": "white", "stroke": "white", "strokeWidth": 4, "strokeJoin": "round",
+        "opacity": 0.85}
+
+
+def _with_text(frame: pd.DataFrame, metric: metrics.Metric, column: str = "y") -> pd.DataFrame:
+    """`frame` with `<column>_text`: its figures written by the metric registry, for tooltips."""
+    if frame.empty:
+        return frame.assign(**{f"{column}_text": pd.Series(dtype=str)})
+    return frame.assign(**{f"{column}_text": [metric.format(v, unit=True, digits=4)
+                                              for v in frame[column]]})
+
+
+def _stagger(values, top: float, height: float, gap: float = 16.0) -> list[float]:
+    """Where to draw labels of `values` (on a linear axis from 0 to `top`, `height` px tall) so
+    that they stay at least `gap` px apart: each value, or a little above the one below it."""
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    per_px = (top / height) if top and height else 0.0
+    out = [float(v) for v in values]
+    last = None
+    for i in order:
+        if last is not None and (out[i] - last) < gap * per_px:
+            out[i] = last + gap * per_px
+        last = out[i]
+    return out
+
+
+def _styled(chart):
+    """Fonts of every chart, set once at the top of what is rendered."""
+    return chart.configure_axis(labelFont=FONT, titleFont=FONT).configure_legend(
+        labelFont=FONT, titleFont=FONT)
+
+
 def explorer_chart(view: ExplorerView, catalog: Catalog, link: str = "",
                    as_of: dt.date | None = None) -> alt.LayerChart:
     """The Explorer's chart; it carries its context (choices, provenance, sources, date, link) in
     its title so an exported image stands on its own."""
+    return _styled(_explorer_layers(view, catalog, link, as_of))
+
+
+def _x_domain(view: ExplorerView) -> tuple[float, float]:
+    """The Explorer's interactivity range: every point and the target, with room either side."""
+    xs = list(view.points.x) if not view.points.empty else []
+    return min(xs + [view.state.target]) / 1.6, max(xs + [view.state.target]) * 1.6
+
+
+def _explorer_layers(view: ExplorerView, catalog: Catalog, link: str = "",
+                     as_of: dt.date | None = None) -> alt.LayerChart:
     state = view.state
     x_metric = metrics.interactivity(state.pct)
     y_metric = metrics.y_metric(state.y)
     color = alt.Color("hardware_name:N", title="Hardware",
                       scale=hardware_scale(catalog, state.hw),
-                      legend=alt.Legend(orient="right"))
+                      legend=alt.Legend(orient="right", labelLimit=220))
     shape = alt.Shape("provenance:N", title="Provenance",
                       scale=alt.Scale(domain=list(PROVENANCE_SHAPES),
                                       range=list(PROVENANCE_SHAPES.values())))
 
-    pts = view.points
-    xs = list(pts.x) if not pts.empty else []
-    x_lo = min(xs + [state.target]) / 1.6
-    x_hi = max(xs + [state.target]) * 1.6
+    pts = _with_text(view.points, y_metric)
+    x_lo, x_hi = _x_domain(view)
     x_scale = (alt.Scale(type="log", domain=[x_lo, x_hi]) if state.xscale == "log"
                else alt.Scale(type="linear", domain=[0, x_hi], nice=True))
     ys = list(pts.y) if not pts.empty else []
     ys += list(view.references.y) if not view.references.empty else []
-    y_scale = alt.Scale(domain=[0, max(ys) * 1.08 if ys else 1], nice=True)
+    y_top = max(ys) * 1.08 if ys else 1
+    y_scale = alt.Scale(domain=[0, y_top], nice=True)
     x_enc = alt.X("x:Q", title=x_metric.title, scale=x_scale)
-    y_enc = alt.Y("y:Q", title=y_metric.title, scale=y_scale, axis=alt.Axis(format="~s"))
+    y_enc = alt.Y("y:Q", title=y_metric.title, scale=y_scale, axis=alt.Axis(**y_metric.axis))
+    # labels moved apart so none is written over another (same scale, axis and title as y)
+    label_y = alt.Y("label_y:Q", title=y_metric.title, scale=y_scale,
+                    axis=alt.Axis(**y_metric.axis))
     tooltip = _tooltip(y_metric.title, x_metric.title)
 
     layers: list[alt.Chart] = []
@@ -114,19 +164,23 @@ def explorer_chart(view: ExplorerView, catalog: Catalog, link: str = "",
 
     refs = view.references
     if not refs.empty:
-        refs = refs.assign(ref_label=[
-            f"{n} {metrics.format_value(v)} ({p}): peak, interactivity not stated"
-            for n, v, p in zip(refs.hardware_name, refs.y, refs.provenance)])
+        refs = refs.assign(
+            ref_label=[f"{n} {y_metric.format(v)} ({p}): peak, interactivity not stated"
+                       for n, v, p in zip(refs.hardware_name, refs.y, refs.provenance)],
+            label_y=_stagger(list(refs.y), y_top, HEIGHT))
         layers.append(alt.Chart(refs).mark_rule(strokeDash=[6, 4], strokeWidth=1.5).encode(
             y=y_enc, color=color,
             tooltip=[alt.Tooltip("ref_label:N", title="Reference"),
                      alt.Tooltip("source_text:N", title="Source")]))
-        layers.append(alt.Chart(refs).mark_text(align="left", baseline="bottom", dx=4, dy=-2,
-                                                fontSize=11, font=FONT).encode(
-            x=alt.value(4), y=y_enc, text="ref_label:N", color=color))
+        for halo in (True, False):      # a white halo keeps the label readable over lines
+            layers.append(alt.Chart(refs).mark_text(
+                align="left", baseline="bottom", dx=4, dy=-2, fontSize=11, font=FONT,
+                **(HALO if halo else {})).encode(
+                x=alt.value(4), y=label_y, text="ref_label:N", **({} if halo else {"color": color})))
 
     if state.conc and not view.operating.empty:
-        op = view.operating.assign(op_label=[f"c={c:,.0f}" for c in view.operating.concurrency])
+        op = _with_text(view.operating, y_metric).assign(
+            op_label=[f"c={c:,.0f}" for c in view.operating.concurrency])
         layers.append(alt.Chart(op).mark_point(size=420, shape="square", filled=False,
                                                strokeWidth=2, color="#111").encode(
             x=x_enc, y=y_enc, tooltip=tooltip))
@@ -136,8 +190,16 @@ def explorer_chart(view: ExplorerView, catalog: Catalog, link: str = "",
 
     target_df = pd.DataFrame({"x": [state.target],
                               "label": [f"target {format_number(state.target)} {x_metric.unit}"]})
+    # The target's label sits left of its line when the line is near the right edge, so it never
+    # runs into the legend.
+    if state.xscale == "log":
+        where = math.log(state.target / x_lo) / math.log(x_hi / x_lo)
+    else:
+        where = state.target / x_hi
+    right = where > 0.7
     layers.append(alt.Chart(target_df).mark_rule(color="#555", strokeDash=[2, 2]).encode(x=x_enc))
-    layers.append(alt.Chart(target_df).mark_text(align="left", dx=4, dy=8, color="#333",
+    layers.append(alt.Chart(target_df).mark_text(align="right" if right else "left",
+                                                 dx=-4 if right else 4, dy=8, color="#333",
                                                  fontSize=11, font=FONT).encode(
         x=x_enc, y=alt.value(0), text="label:N"))
 
@@ -146,32 +208,69 @@ def explorer_chart(view: ExplorerView, catalog: Catalog, link: str = "",
     if hits:
         hit_df = pd.DataFrame({"hardware_name": [h[0] for h in hits], "x": state.target,
                                "y": [h[1] for h in hits],
-                               "value": [metrics.format_value(h[1]) for h in hits],
+                               "value": [y_metric.format(h[1]) for h in hits],
+                               "value_text": [y_metric.format(h[1], unit=True, digits=4)
+                                              for h in hits],
                                "how": [h[2] for h in hits]})
+        hit_df["label_y"] = _stagger(list(hit_df.y), y_top, HEIGHT)
         layers.append(alt.Chart(hit_df).mark_point(size=260, shape="circle", filled=False,
                                                    strokeWidth=2).encode(
             x=x_enc, y=y_enc, color=color,
             tooltip=[alt.Tooltip("hardware_name:N", title="Hardware"),
-                     alt.Tooltip("value:N", title=f"At target ({y_metric.unit})"),
+                     alt.Tooltip("value_text:N", title="At target"),
                      alt.Tooltip("how:N", title="Value")]))
-        layers.append(alt.Chart(hit_df).mark_text(align="right", dx=-10, dy=-8, fontSize=12,
-                                                  fontWeight="bold", font=FONT).encode(
-            x=x_enc, y=y_enc, text="value:N", color=color))
+        for halo in (True, False):
+            layers.append(alt.Chart(hit_df).mark_text(
+                align="right", dx=-10, dy=-8, fontSize=12, fontWeight="bold", font=FONT,
+                **(HALO if halo else {})).encode(
+                x=x_enc, y=label_y, text="value:N", **({} if halo else {"color": color})))
 
     title = alt.TitleParams(
         text=f"{y_metric.label} vs interactivity: {catalog.model_name(state.model)}, "
              f"{catalog.workload_name(state.workload)}, {state.pct.upper()}",
         subtitle=context_lines(view, link, as_of),
-        anchor="start", font=FONT, subtitleFont=FONT)
-    return alt.layer(*layers).properties(width=WIDTH, height=HEIGHT, title=title).configure_axis(
-        labelFont=FONT, titleFont=FONT).configure_legend(labelFont=FONT, titleFont=FONT)
+        anchor="start", font=FONT, subtitleFont=FONT, fontSize=TITLE_SIZE,
+        subtitleFontSize=SUBTITLE_SIZE)
+    return alt.layer(*layers).properties(width=WIDTH, height=HEIGHT, title=title)
 
 
 MAX_SOURCE_CHARS = 110
+TITLE_SIZE, SUBTITLE_SIZE = 14, 11
+# Lines under a title are wrapped to this many characters: at 11 px, vl-convert's sans-serif
+# (Liberation Sans) averages under 5.8 px a character in them, so a line stays inside the 760 px
+# plot and a long subtitle never widens the image.
+SUBTITLE_CHARS = 128
+MAX_WRAPPED_LINES = 3
+
+
+def wrap_line(text: str, width: int = SUBTITLE_CHARS,
+              max_lines: int = MAX_WRAPPED_LINES) -> list[str]:
+    """`text` in lines of at most `width` characters, broken at spaces or, inside a link, after
+    `?` and `&`; past `max_lines` the last line ends with `…`."""
+    lines: list[str] = []
+    line = ""
+    for token in re.split(r"(?<=[ ?&])", text):
+        while len(token) > width:                    # a word longer than a line
+            if line:
+                lines.append(line.rstrip())
+                line = ""
+            lines.append(token[:width])
+            token = token[width:]
+        if line and len(line) + len(token.rstrip()) > width:
+            lines.append(line.rstrip())
+            line = ""
+        line += token
+    if line.strip():
+        lines.append(line.rstrip())
+    if len(lines) > max_lines:
+        lines = lines[:max_lines]
+        lines[-1] = lines[-1][:width - 1] + "…"
+    return lines
 
 
 def context_lines(view: ExplorerView, link: str = "", as_of: dt.date | None = None) -> list[str]:
-    """Provenance, sources and date, as lines under the chart title."""
+    """Provenance, sources, date and the full link, as lines under the chart title, each wrapped
+    to the chart's width."""
     lines = [f"Target {format_number(view.state.target)} tok/s/user, {view.state.pct.upper()}. "
              f"Provenance: {_provenance_summary(view)}. Per-GPU figures divide by all GPUs."]
     sources = list(dict.fromkeys(list(view.points.get("source_text", []))
@@ -181,8 +280,9 @@ def context_lines(view: ExplorerView, link: str = "", as_of: dt.date | None = No
         lines.append(f"Source: {short}")
     if len(sources) > 4:
         lines.append(f"… and {len(sources) - 4} more sources (see the data export)")
-    lines.append(f"opx, {(as_of or dt.date.today()).isoformat()}" + (f" · {link}" if link else ""))
-    return lines
+    lines.append(f"opx, {(as_of or dt.date.today()).isoformat()}"
+                 + (f" · {absolute_link(link)}" if link else ""))
+    return [part for line in lines for part in wrap_line(line)]
 
 
 def _provenance_summary(view: ExplorerView) -> str:
@@ -203,7 +303,7 @@ def simulate_chart(points: pd.DataFrame, envelope: pd.DataFrame, measured: pd.Da
     xs = list(points.interactivity_p50) + list(measured.get("x", []))
     x_scale = alt.Scale(type="log", domain=[min(xs) / 1.5, max(xs) * 1.5] if xs else [1, 1000])
     x_enc = alt.X("interactivity_p50:Q", title=x_title, scale=x_scale)
-    y_enc = alt.Y("throughput_total_per_gpu:Q", title=y_title, axis=alt.Axis(format="~s"))
+    y_enc = alt.Y("throughput_total_per_gpu:Q", title=y_title, axis=alt.Axis(**metrics.y_metric("total").axis))
     pick = alt.selection_point(name="pick", fields=["layout", "concurrency"], on="click")
     tip = [alt.Tooltip("layout:N", title="Layout"),
            alt.Tooltip("concurrency:Q", title="Concurrency", format=",.0f"),
@@ -245,45 +345,136 @@ def simulate_chart(points: pd.DataFrame, envelope: pd.DataFrame, measured: pd.Da
                               subtitleFont=FONT))
 
 
+MULTIPLE_HEIGHT = 300
+
+
 def multiple_chart(curve: pd.DataFrame, a_name: str, b_name: str, target: float,
-                   metric: metrics.Metric, pct: str) -> alt.LayerChart:
+                   metric: metrics.Metric, pct: str, context: list[str] | None = None
+                   ) -> alt.LayerChart:
     """A/B across interactivity; where one side cannot reach, a shaded band says so instead of an
-    infinite multiple."""
+    infinite multiple. `context`: lines added under the title (an export of this chart alone)."""
+    return _styled(_multiple_layers(curve, a_name, b_name, target, metric, pct, context))
+
+
+def _bands(curve: pd.DataFrame, lo: float, hi: float) -> pd.DataFrame:
+    """Runs of grid points with the same reason for no multiple, each widened halfway (in log
+    space) to its neighbours and to the chart's edges, so a single point still shows."""
+    xs, statuses = list(curve.x), list(curve.status)
+    rows, start = [], None
+    for i, status in enumerate(statuses + ["both"]):
+        if start is not None and (i == len(statuses) or status != statuses[start]):
+            left = lo if start == 0 else math.sqrt(xs[start - 1] * xs[start])
+            right = hi if i == len(statuses) else math.sqrt(xs[i - 1] * xs[i])
+            label = statuses[start]
+            rows.append({"x": left, "x2": right, "label": label,
+                         "reach": "cannot reach" in label})
+            start = None
+        if start is None and i < len(statuses) and status != "both":
+            start = i
+    return pd.DataFrame(rows, columns=["x", "x2", "label", "reach"])
+
+
+def _multiple_layers(curve: pd.DataFrame, a_name: str, b_name: str, target: float,
+                     metric: metrics.Metric, pct: str, context: list[str] | None = None,
+                     x_domain: tuple[float, float] | None = None) -> alt.LayerChart:
     x_title = metrics.interactivity(pct).title
+    curve = curve.sort_values("x") if not curve.empty else curve
     both = curve[curve.status == "both"] if not curve.empty else curve
     lo = min(list(curve.x) + [target]) / 1.3 if not curve.empty else target / 2
     hi = max(list(curve.x) + [target]) * 1.3 if not curve.empty else target * 2
-    x_enc = alt.X("x:Q", title=x_title, scale=alt.Scale(type="log", domain=[lo, hi]))
+    if x_domain:                       # stacked under the Explorer's chart: the same x axis
+        lo, hi = min(lo, x_domain[0]), max(hi, x_domain[1])
+    x_scale = alt.Scale(type="log", domain=[lo, hi])
+    x_enc = alt.X("x:Q", title=x_title, scale=x_scale)
+    # A short axis title (the names are in the subtitle), so it always fits the chart's height.
+    mults = [m for m in (both.multiple if not both.empty else []) if m and m > 0] + [1.0]
+    y_enc = alt.Y("multiple:Q", title="A ÷ B (log scale)",
+                  scale=alt.Scale(type="log", domain=[min(mults) / 1.25, max(mults) * 1.25]),
+                  axis=alt.Axis(values=_ticks_125(min(mults), max(mults)),
+                                labelExpr="format(datum.value, '~g') + '×'"))
     layers = []
     if not both.empty:
+        both = both.assign(multiple_text=[metrics.format_multiple(m) for m in both.multiple],
+                           a_text=[metric.format(v, unit=True, digits=4) for v in both.a],
+                           b_text=[metric.format(v, unit=True, digits=4) for v in both.b])
+        tooltip = [alt.Tooltip("x:Q", title=x_title, format=",.4~g"),
+                   alt.Tooltip("multiple_text:N", title="A ÷ B"),
+                   alt.Tooltip("a_text:N", title=f"A: {a_name}"),
+                   alt.Tooltip("b_text:N", title=f"B: {b_name}")]
+        layers.append(alt.Chart(pd.DataFrame({"multiple": [1.0]})).mark_rule(
+            color="#999").encode(y=y_enc))
         layers.append(alt.Chart(both).mark_line(strokeWidth=2.5, color="#333").encode(
-            x=x_enc, y=alt.Y("multiple:Q", title=f"{a_name} ÷ {b_name} ({metric.label})",
-                             scale=alt.Scale(type="log")),
-            tooltip=[alt.Tooltip("x:Q", title=x_title, format=",.4~g"),
-                     alt.Tooltip("multiple:Q", title="Multiple", format=",.3~g"),
-                     alt.Tooltip("a:Q", title=a_name, format=",.4~s"),
-                     alt.Tooltip("b:Q", title=b_name, format=",.4~s")]))
-        layers.append(alt.Chart(pd.DataFrame({"y": [1.0]})).mark_rule(color="#999").encode(y="y:Q"))
-    bands = []
-    if not curve.empty:
-        for status, group in curve[curve.status != "both"].groupby("status"):
-            bands.append({"x": group.x.min(), "x2": group.x.max(), "label": status})
-    if bands:
-        band_df = pd.DataFrame(bands)
-        layers.append(alt.Chart(band_df).mark_rect(opacity=0.12, color="#d62728").encode(
+            x=x_enc, y=y_enc, tooltip=tooltip))
+        if len(both) <= 40:       # a dense curve reads better as a line alone
+            layers.append(alt.Chart(both).mark_point(size=36 if len(both) > 5 else 90,
+                                                     filled=True, color="#333").encode(
+                x=x_enc, y=y_enc, tooltip=tooltip))
+        if len(both) <= 5:        # a few points: say each multiple on the chart
+            layers.append(alt.Chart(both).mark_text(align="left", dx=8, dy=-8, fontSize=12,
+                                                    fontWeight="bold", font=FONT).encode(
+                x=x_enc, y=y_enc, text="multiple_text:N"))
+    bands = _bands(curve, lo, hi) if not curve.empty else pd.DataFrame()
+    for reach, color, text_color in ((True, "#d62728", "#a00"), (False, "#888", "#555")):
+        band_df = bands[bands.reach == reach] if not bands.empty else bands
+        if band_df.empty:
+            continue
+        layers.append(alt.Chart(band_df).mark_rect(opacity=0.12, color=color).encode(
             x=x_enc, x2="x2:Q", tooltip=[alt.Tooltip("label:N", title="No multiple")]))
-        layers.append(alt.Chart(band_df).mark_text(align="left", baseline="top", dx=3, dy=4,
-                                                   color="#a00", fontSize=11, font=FONT).encode(
-            x=x_enc, y=alt.value(0), text="label:N"))
-    layers.append(alt.Chart(pd.DataFrame({"x": [target]})).mark_rule(
-        color="#555", strokeDash=[2, 2]).encode(x=x_enc))
+        # A band reaching the right edge is labelled from its right end, so the text stays inside.
+        for at_end, group in band_df.groupby(band_df.x2 >= hi):
+            layers.append(alt.Chart(group).mark_text(
+                align="right" if at_end else "left", baseline="top", dx=-3 if at_end else 3,
+                dy=4 if reach else 20, color=text_color, fontSize=11, font=FONT).encode(
+                x=alt.X("x2:Q" if at_end else "x:Q", scale=x_scale, title=x_title),
+                y=alt.value(0), text="label:N"))
+    target_df = pd.DataFrame({"x": [target], "label": [f"target {format_number(target)}"]})
+    right = math.log(target / lo) / math.log(hi / lo) > 0.7
+    layers.append(alt.Chart(target_df).mark_rule(color="#555", strokeDash=[2, 2]).encode(x=x_enc))
+    layers.append(alt.Chart(target_df).mark_text(align="right" if right else "left",
+                                                 baseline="bottom", dx=-4 if right else 4, dy=-4,
+                                                 color="#333", fontSize=11, font=FONT).encode(
+        x=x_enc, y=alt.value(MULTIPLE_HEIGHT), text="label:N"))
+    if both.empty:
+        layers.append(alt.Chart(pd.DataFrame({"t": ["No interactivity where both have a value"]}))
+                      .mark_text(fontSize=13, color="#555", font=FONT).encode(
+            x=alt.value(WIDTH / 2), y=alt.value(MULTIPLE_HEIGHT / 2), text="t:N"))
+    better = ("higher is better" if metric.direction == "higher" else
+              "lower is better: below 1× A is cheaper or uses less energy")
+    subtitle = [*wrap_line(f"A = {a_name}, B = {b_name}. {metric.label} ({metric.unit}), "
+                           f"{better}."),
+                *wrap_line("Where a side cannot reach an interactivity there is no multiple: the "
+                           "band says which side, instead of an infinite number."),
+                *(context or [])]
     return alt.layer(*layers).properties(
-        width=WIDTH, height=260,
+        width=WIDTH, height=MULTIPLE_HEIGHT,
         title=alt.TitleParams(text=f"{a_name} ÷ {b_name} across interactivity",
-                              subtitle=["Where a side cannot reach an interactivity there is no "
-                                        "multiple: the band says which side, instead of an "
-                                        "infinite number."], anchor="start", font=FONT,
-                              subtitleFont=FONT))
+                              subtitle=subtitle, anchor="start", font=FONT, subtitleFont=FONT,
+                              fontSize=TITLE_SIZE, subtitleFontSize=SUBTITLE_SIZE))
+
+
+def _ticks_125(lo: float, hi: float) -> list[float]:
+    """1-2-5 ticks covering [lo, hi] on a log axis (a tick per power of ten when that is many)."""
+    lo_e, hi_e = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
+    steps = (1,) if hi_e - lo_e > 4 else (1, 2, 5)
+    ticks = [m * 10.0 ** e for e in range(lo_e, hi_e + 1) for m in steps]
+    inside = [t for t in ticks if lo / 1.5 <= t <= hi * 1.5]
+    return inside or [1.0]
+
+
+def compare_chart(view: ExplorerView, catalog: Catalog, curve: pd.DataFrame, a_name: str,
+                  b_name: str, link: str = "", as_of: dt.date | None = None,
+                  with_explorer: bool = True) -> alt.VConcatChart:
+    """What Compare shows, as one image: the Explorer's chart of A and B over their multiple
+    across interactivity (the multiple alone when two runs are compared, as on the page)."""
+    state = view.state
+    metric = metrics.y_metric(state.y)
+    parts = [_explorer_layers(view, catalog, link, as_of)] if with_explorer else []
+    parts.append(_multiple_layers(
+        curve, a_name, b_name, state.target, metric, state.pct,
+        None if with_explorer else context_lines(view, link, as_of),
+        _x_domain(view) if with_explorer and state.xscale == "log" else None))
+    return _styled(alt.vconcat(*parts, spacing=40).resolve_scale(
+        color="independent", shape="independent", strokeDash="independent", size="independent"))
 
 
 def latency_chart(points: pd.DataFrame, pct: str, conc: float | None,
@@ -387,11 +578,14 @@ def planner_chart(rows: pd.DataFrame, title: str, subtitle: list[str],
     })
     data["text"] = [f"{c} · {f} · {p}" for c, f, p in
                     zip(data.cost, data.fleet, data.provenance)]
-    top = float(data.value.max()) if not data.empty and data.value.max() > 0 else 1.0
+    # room right of every bar for its label (12 px text, under 6.6 px a character, in a plot of
+    # about WIDTH - 130 px), so no label runs off the plot or over another
+    plot = WIDTH - 130
+    top = max([v * plot / max(plot - 6.6 * len(t) - 12, plot / 4)
+               for v, t in zip(data.value, data.text) if v > 0] or [1.0])
     # dollars with as many decimals as the ticks need ($0.02, $0.0004), never SI prefixes
-    decimals = max(2, -math.floor(math.log10(top * 2 / 5)))
-    # room right of the longest bar for its label, so no label runs off the plot or over another
-    x = alt.X("value:Q", title=label, scale=alt.Scale(domain=[0, top * 2], nice=False),
+    decimals = max(2, -math.floor(math.log10(top / 5)))
+    x = alt.X("value:Q", title=label, scale=alt.Scale(domain=[0, top], nice=False),
               axis=alt.Axis(format="$,.0f" if by_hour else f"$,.{decimals}f", tickCount=5,
                             grid=True))
     y = alt.Y("hardware:N", sort=list(data.hardware), title=None,     # ranked: cheapest on top
@@ -401,7 +595,7 @@ def planner_chart(rows: pd.DataFrame, title: str, subtitle: list[str],
                alt.Tooltip("provenance:N", title="Provenance"), alt.Tooltip("run:N", title="Run")]
     slugs = list(shown.hardware_slug) if "hardware_slug" in shown else []
     base = alt.Chart(data).encode(x=x, y=y, tooltip=tooltip)
-    bars = base.mark_bar(height={"band": 0.6}).encode(
+    bars = base.mark_bar(size=36).encode(                 # 36 px bars, however few
         color=alt.Color("hardware:N", scale=hardware_scale(catalog, slugs), legend=None))
     text = base.mark_text(align="left", baseline="middle", dx=6, font=FONT, fontSize=12,
                           color="#333").encode(text="text:N")
@@ -416,21 +610,103 @@ def planner_chart(rows: pd.DataFrame, title: str, subtitle: list[str],
     ).configure_axis(labelFont=FONT, titleFont=FONT)
 
 
-def over_time_chart(rows: pd.DataFrame, metric_title: str, target: float, pct: str) -> alt.Chart:
-    """The value at a fixed interactivity over time, one line per configuration."""
+OVER_TIME_HEIGHT = 320
+MAX_LEGEND = 12
+
+
+def over_time_chart(rows: pd.DataFrame, metric_title: str, target: float, pct: str,
+                    catalog: Catalog | None = None, metric: metrics.Metric | None = None
+                    ) -> alt.LayerChart:
+    """The value at a fixed interactivity over time, one line per configuration, in its
+    hardware's colour (configurations of one hardware differ by dash)."""
+    return _styled(_over_time_layers(rows, metric_title, target, pct, catalog, metric))
+
+
+def _over_time_layers(rows: pd.DataFrame, metric_title: str, target: float, pct: str,
+                      catalog: Catalog | None = None, metric: metrics.Metric | None = None
+                      ) -> alt.LayerChart:
+    catalog = catalog or _default_catalog()
+    metric = metric or next((m for m in metrics.Y_METRICS.values() if m.title == metric_title),
+                            metrics.y_metric("total"))
+    by_name = {hw.name: slug for slug, hw in catalog.hardware.items()}
+    rows = rows.copy()
+    if "hardware" in rows:
+        rows["hardware_name"] = [catalog.hardware_name(h) for h in rows.hardware]
+    else:     # a configuration is "<hardware name> · framework · precision · deployment"
+        rows["hardware_name"] = [str(c).split(" · ")[0] for c in rows.configuration]
+    rows["hardware_slug"] = [by_name.get(n, n) for n in rows.hardware_name]
+    rows = _with_text(rows, metric, "value")
+    configs = (rows.drop_duplicates("configuration")[["configuration", "hardware_slug"]]
+               .sort_values(["hardware_slug", "configuration"]))
     shape = alt.Shape("provenance:N", title="Provenance",
                       scale=alt.Scale(domain=list(PROVENANCE_SHAPES),
-                                      range=list(PROVENANCE_SHAPES.values())))
+                                      range=list(PROVENANCE_SHAPES.values())),
+                      legend=alt.Legend(orient="right"))
+    if len(configs) <= MAX_LEGEND:
+        # One legend entry per configuration, coloured by its hardware, dashed apart within it.
+        dashes = [[1, 0], [6, 3], [2, 2], [10, 3, 2, 3], [1, 3], [12, 4]]
+        nth = configs.groupby("hardware_slug", sort=False).cumcount()
+        names = list(configs.configuration)
+        color = alt.Color("configuration:N", title="Configuration (colour: hardware)", sort=names,
+                          scale=alt.Scale(domain=names, range=[hardware_color(catalog, h)
+                                                               for h in configs.hardware_slug]),
+                          legend=alt.Legend(orient="right", labelLimit=300, symbolStrokeWidth=2.5))
+        dash = alt.StrokeDash("configuration:N", sort=names, legend=None,
+                              scale=alt.Scale(domain=names,
+                                              range=[dashes[i % len(dashes)] for i in nth]))
+        line_enc = dict(color=color, strokeDash=dash)
+    else:     # too many for a legend: colour by hardware, a line per configuration
+        slugs = list(dict.fromkeys(configs.hardware_slug))
+        color = alt.Color("hardware_name:N", title="Hardware", scale=hardware_scale(catalog, slugs),
+                          legend=alt.Legend(orient="right", labelLimit=220))
+        line_enc = dict(color=color, detail="configuration:N")
+    dates = pd.to_datetime(rows.date) if not rows.empty else pd.Series(dtype="datetime64[ns]")
+    if len(dates):
+        pad = max((dates.max() - dates.min()) * 0.05, pd.Timedelta(days=10))
+        lo, hi = dates.min() - pad, dates.max() + pad
+        x_scale = alt.Scale(domain=[alt.DateTime(year=d.year, month=d.month, date=d.day)
+                                    for d in (lo, hi)])
+    else:
+        x_scale = alt.Scale()
+    x = alt.X("date:T", title="Run date", scale=x_scale,
+              axis=alt.Axis(format="%Y-%m-%d", labelAngle=0, tickCount=6))
+    y = alt.Y("value:Q", title=metric_title, axis=alt.Axis(**metric.axis),
+              scale=alt.Scale(zero=True, nice=True))
     base = alt.Chart(rows)
-    enc = dict(x=alt.X("date:T", title="Run date"),
-               y=alt.Y("value:Q", title=metric_title, axis=alt.Axis(format="~s")),
-               color=alt.Color("configuration:N", title="Configuration",
-                               legend=alt.Legend(orient="bottom", columns=1)))
+    tooltip = [alt.Tooltip("date:T", title="Date", format="%Y-%m-%d"),
+               alt.Tooltip("configuration:N", title="Configuration"),
+               alt.Tooltip("value_text:N", title=metric_title),
+               alt.Tooltip("provenance:N", title="Provenance"),
+               alt.Tooltip("label:N", title="Run"), alt.Tooltip("source:N", title="Source")]
     return alt.layer(
-        base.mark_line().encode(**enc),
-        base.mark_point(size=80, filled=True).encode(
-            **enc, shape=shape, tooltip=["date:T", "configuration:N", alt.Tooltip("value:Q", format=",.4~s"),
-                                         "provenance:N", "label:N", "source:N"]),
-    ).properties(width=WIDTH, height=260, title=alt.TitleParams(
-        text=f"At {format_number(target)} tok/s/user ({pct.upper()}) over time", anchor="start",
-        font=FONT))
+        base.mark_line(strokeWidth=2).encode(x=x, y=y, order="date:T", **line_enc),
+        base.mark_point(size=90, filled=True, opacity=1).encode(
+            x=x, y=y, color=color, shape=shape, tooltip=tooltip),
+    ).properties(width=WIDTH, height=OVER_TIME_HEIGHT, title=alt.TitleParams(
+        text=f"{metric.label} at {format_number(target)} tok/s/user ({pct.upper()}) over time",
+        subtitle=wrap_line("Each dated run's own frontier at the target; one line per "
+                           "configuration, in its hardware's colour."),
+        anchor="start", font=FONT, subtitleFont=FONT, fontSize=TITLE_SIZE,
+        subtitleFontSize=SUBTITLE_SIZE))
+
+
+@functools.lru_cache(maxsize=1)
+def _default_catalog() -> Catalog:
+    from opx.catalog import load_catalog
+    return load_catalog()
+
+
+def explorer_export_chart(view: ExplorerView, catalog: Catalog, link: str = "",
+                          as_of: dt.date | None = None,
+                          trend: pd.DataFrame | None = None) -> alt.TopLevelMixin:
+    """What the Explorer shows, as one image: its chart, and under it the value over time when
+    the link asks for it (`trend=1`) and a dated run reaches the target."""
+    if trend is None or trend.empty:
+        return explorer_chart(view, catalog, link, as_of)
+    state = view.state
+    base = metrics.y_metric(metrics.y_metric(state.y).base or state.y)
+    return _styled(alt.vconcat(
+        _explorer_layers(view, catalog, link, as_of),
+        _over_time_layers(trend, base.title, state.target, state.pct, catalog, base),
+        spacing=40).resolve_scale(color="independent", shape="independent",
+                                  strokeDash="independent", size="independent"))

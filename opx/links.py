@@ -2,12 +2,18 @@
 by `ViewState.from_query` (validated, never evaluated) and built back with defaults left out."""
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 from models import ViewState
 from models.view import SlugResolver
 from opx.errors import OpxError
+
+# Where the dashboard is served, for links written outside a browser session (the CLI's exports,
+# a page whose address is unknown): `OPX_BASE_URL`, else the address `make run` serves on.
+BASE_URL_ENV = "OPX_BASE_URL"
+DEFAULT_BASE_URL = "http://localhost:8501"
 
 # Page paths (DESIGN.md): the Explorer is `/`.
 PAGES = {"/": "explorer", "/compare": "compare", "/latency": "latency", "/planner": "planner",
@@ -37,8 +43,25 @@ def parse_link(link: str, resolver: SlugResolver | None = None) -> Link:
 
 
 def build_link(path: str, state: ViewState, base: str = "") -> str:
-    """The link of a view: `base` (scheme://host[:port]) + path + query, defaults left out."""
+    """The link of a view: `base` (scheme://host[:port]) + path + the page's address
+    (`ViewState.to_query(page)`: the shared view in full, the page's own fields when set); a saved
+    view's link is its short `?view=<slug>`."""
     if path not in PAGES:
         raise ValueError(f"unknown page {path!r}")
-    query = urlencode(state.to_query(), doseq=True)
+    query = urlencode({"view": [state.view]} if state.view else state.to_query(PAGES[path]),
+                      doseq=True)
     return f"{base.rstrip('/')}{path}{'?' + query if query else ''}"
+
+
+def base_url(given: str = "") -> str:
+    """scheme://host[:port] for absolute links: `given` (e.g. the browser's address or the link
+    being exported) if any, else `$OPX_BASE_URL`, else http://localhost:8501."""
+    base = (given or os.environ.get(BASE_URL_ENV, "").strip() or DEFAULT_BASE_URL).rstrip("/")
+    return base if "://" in base else f"http://{base}"
+
+
+def absolute_link(link: str, base: str = "") -> str:
+    """`link` as a full address: a path-and-query (`/compare?a=...`) gets `base_url(base)`."""
+    if not link or "://" in link:
+        return link
+    return base_url(base) + ("" if link.startswith("/") else "/") + link

@@ -8,6 +8,20 @@ from typing import Literal
 
 from models.vocab import PERCENTILES
 
+# How a metric's figures are written (one place: charts, tables, tooltips and exports read it):
+#   count   throughput per GPU or per MW: 3 significant digits, k/M/B suffixes (29.3k, 1.7M)
+#   money   dollars: whole from $100, else up to 3 significant digits, never scientific
+#           ($0.61, $0.0006, $0.000606)
+#   energy  joules: 3 significant digits in fixed notation, with J (0.0682 J)
+#   rate    interactivity (tok/s/user): plain numbers (387, 42.5)
+Kind = Literal["count", "money", "energy", "rate"]
+
+# Vega expressions for axis labels, tick by tick (Vega's own "s" format would write 0.2M, 220m).
+_SI_EXPR = ("abs(datum.value) >= 1e9 ? format(datum.value / 1e9, '.3~r') + 'B' : "
+            "abs(datum.value) >= 1e6 ? format(datum.value / 1e6, '.3~r') + 'M' : "
+            "abs(datum.value) >= 1e3 ? format(datum.value / 1e3, '.3~r') + 'k' : "
+            "format(datum.value, '.3~r')")
+
 
 @dataclass(frozen=True)
 class Metric:
@@ -18,6 +32,7 @@ class Metric:
     formula: str          # how it is derived from stored seconds and tokens
     direction: Literal["higher", "lower"]
     base: str | None = None       # derived metrics: the throughput metric they are computed from
+    kind: Kind = "count"          # how its figures are written: see `format` and `axis`
 
     @property
     def title(self) -> str:
@@ -45,6 +60,39 @@ class Metric:
     def better(self, a: float, b: float) -> bool:
         return a > b if self.direction == "higher" else a < b
 
+    def format(self, value: float | None, unit: bool = False, digits: int = 3) -> str:
+        """One figure of this metric, for people: `29.3k`, `$0.0251`, `0.0682 J`; with
+        `unit=True` it says what it counts: `29.3k tok/s/GPU`, `$0.0251/M tokens`, `0.0682 J/token`."""
+        if _missing(value):
+            return "–"
+        value = float(value)
+        if self.kind == "money":
+            text = _money(value, digits)
+            return text + (self.unit[1:] if unit and self.unit.startswith("$") else
+                           f" {self.unit}" if unit else "")
+        if self.kind == "energy":
+            text = _short(value, digits) if abs(value) >= 999.5 else _fixed(value, digits)
+            return f"{text} {self.unit if unit else 'J'}"
+        text = _short(value, digits)
+        return f"{text} {self.unit}" if unit else text
+
+    @property
+    def axis(self) -> dict:
+        """Keyword arguments of `alt.Axis` that write this metric's ticks like `format` does."""
+        if self.kind == "money":
+            return {"format": "$,.3~r"}
+        if self.kind == "energy":
+            return {"labelExpr": "format(datum.value, ',.3~r') + ' J'"}
+        if self.kind == "rate":
+            return {"format": ",.4~g"}
+        return {"labelExpr": _SI_EXPR}
+
+    @property
+    def d3_format(self) -> str:
+        """A d3 format for a tooltip on a numeric field (a text column from `format` reads better
+        where there is one)."""
+        return {"money": "$,.4~r", "energy": ",.4~r", "rate": ",.4~g"}.get(self.kind, ",.4~s")
+
 
 Y_METRICS: dict[str, Metric] = {
     "total": Metric("total", "Total throughput per GPU", "tok/s/GPU", "throughput_total_per_gpu",
@@ -59,9 +107,11 @@ Y_METRICS: dict[str, Metric] = {
                      "total tok/s/GPU x 1e6 / all-in W per GPU", "higher", base="total"),
     "usd_per_mtok": Metric("usd_per_mtok", "Cost per million tokens", "$/M tokens",
                            "throughput_total_per_gpu",
-                           "($/GPU-hour) / (total tok/s/GPU x 3600 / 1e6)", "lower", base="total"),
+                           "($/GPU-hour) / (total tok/s/GPU x 3600 / 1e6)", "lower", base="total",
+                           kind="money"),
     "j_per_token": Metric("j_per_token", "Energy per token", "J/token", "throughput_total_per_gpu",
-                          "all-in W per GPU / total tok/s/GPU", "lower", base="total"),
+                          "all-in W per GPU / total tok/s/GPU", "lower", base="total",
+                          kind="energy"),
 }
 
 
@@ -71,29 +121,67 @@ def interactivity(pct: str) -> Metric:
     return Metric(f"interactivity_{pct}", f"Interactivity {pct.upper()}", "tok/s/user",
                   f"interactivity_{pct}",
                   f"1 / TPOT {pct.upper()} in seconds (= 1000 / TPOT ms): the per-user token rate "
-                  f"that {pct[1:]}% of requests meet or beat", "higher")
+                  f"that {pct[1:]}% of requests meet or beat", "higher", kind="rate")
 
 
 def y_metric(key: str) -> Metric:
     return Y_METRICS[key]
 
 
-def format_value(value: float | None) -> str:
-    """Short, readable figures: 1.70M, 29.3k, 387, 0.512."""
-    if value is None or (isinstance(value, float) and (math.isnan(value) or math.isinf(value))):
+def format_value(value: float | None, metric: Metric | None = None, unit: bool = False) -> str:
+    """Short, readable figures: 1.70M, 29.3k, 387, 0.512, 0.000606 (never scientific notation).
+    With a metric, that metric's way of writing them (`$0.0251`, `0.0682 J`; see `Metric.format`)."""
+    if metric is not None:
+        return metric.format(value, unit=unit)
+    if _missing(value):
         return "–"
-    a = abs(value)
-    for threshold, suffix in ((1e9, "B"), (1e6, "M"), (1e3, "k")):
-        if a >= threshold:
-            return f"{value / threshold:.3g}{suffix}"
-    if a >= 100:
-        return f"{value:.0f}"
-    if a >= 0.001 or a == 0:
-        return f"{value:.3g}"
-    return f"{value:.2e}"
+    return _short(float(value))
 
 
 def format_multiple(value: float | None) -> str:
-    if value is None:
+    if _missing(value):
         return "–"
-    return f"{value:.3g}×" if value < 100 else f"{value:.0f}×"
+    return f"{_fixed(value, 3)}×" if value < 100 else f"{value:,.0f}×"
+
+
+def _missing(value) -> bool:
+    if value is None:
+        return True
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return True
+    return math.isnan(v) or math.isinf(v)
+
+
+def _fixed(value: float, digits: int = 3) -> str:
+    """`digits` significant digits in fixed notation, trailing zeros dropped: 0.000606, 0.512, 42.5."""
+    if value == 0:
+        return "0"
+    decimals = max(0, digits - 1 - math.floor(math.log10(abs(value))))
+    text = f"{value:.{decimals}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def _short(value: float, digits: int = 3) -> str:
+    a = abs(value)
+    for threshold, suffix in ((1e9, "B"), (1e6, "M"), (1e3, "k")):
+        if a >= threshold * (1 - 0.5 * 10 ** -digits):     # 999,999.9 is 1M, not 1e+03k
+            return f"{_fixed(value / threshold, digits)}{suffix}"
+    if a >= 10 ** digits:
+        return f"{value:.0f}"
+    return _fixed(value, digits)
+
+
+def _money(value: float, digits: int = 3) -> str:
+    """$121,272 / $2,137 / $3.71 / $0.61 / $0.0251 / $0.000606: whole dollars from $100, else up
+    to `digits` significant digits (always cents), never scientific notation."""
+    sign, a = ("-" if value < 0 else ""), abs(value)
+    if a >= 100:
+        return f"{sign}${a:,.0f}"
+    if a == 0:
+        return "$0"
+    decimals = max(2, digits - 1 - math.floor(math.log10(a)))
+    text = f"{a:.{decimals}f}"
+    whole, cents = text.split(".")
+    return f"{sign}${whole}.{cents[:2] + cents[2:].rstrip('0')}"      # $0.61, $0.0006, $25.10

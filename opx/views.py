@@ -11,10 +11,10 @@ import pandas as pd
 
 from models import Catalog, ViewState
 from opx import export, metrics
-from opx.charts import explorer_chart
+from opx.charts import compare_chart, explorer_chart, explorer_export_chart
 from opx.errors import OpxError
 from opx.explorer import ExplorerView, HardwareSummary, explore
-from opx.links import Link, build_link
+from opx.links import Link, base_url as absolute_base, build_link
 from models.view import format_number
 
 EXPORTABLE_PAGES = ("explorer", "compare", "planner")
@@ -35,7 +35,31 @@ def view_for(link: Link, db: Path, catalog: Catalog) -> ExplorerView:
 
 def chart_spec(view: ExplorerView, catalog: Catalog, link_text: str,
                as_of: dt.date | None = None) -> dict:
+    """The Explorer's chart alone (see `chart_for` for everything a link shows)."""
     return explorer_chart(view, catalog, link=link_text, as_of=as_of).to_dict()
+
+
+def chart_for(link: Link, view: ExplorerView, db: Path, catalog: Catalog, link_text: str,
+              as_of: dt.date | None = None):
+    """Every chart `link` shows, stacked in one, built by the builders its page uses: Compare's
+    Explorer chart over its multiple across interactivity (`opx.compare.multiple_curve`), the
+    Explorer's chart over its value over time when the link asks for it (`trend=1`)."""
+    state = view.state
+    if link.page == "compare":
+        from opx import compare
+        runs = bool(state.ra and state.rb)
+        sides = (compare.sides_from_runs(db, state, catalog, state.ra, state.rb) if runs
+                 else (None, None))
+        if sides[0] is None or sides[1] is None:       # as the page: a deleted run -> hardware
+            sides = compare.sides_from_view(view, catalog)
+        curve = compare.multiple_curve(sides[0], sides[1], metrics.y_metric(state.y))
+        return compare_chart(view, catalog, curve, sides[0].name, sides[1].name, link_text,
+                             as_of, with_explorer=not runs)
+    trend = None
+    if state.trend:
+        from opx.trends import over_time
+        trend = over_time(db, state, catalog)
+    return explorer_export_chart(view, catalog, link_text, as_of, trend)
 
 
 def chart_data(view: ExplorerView) -> pd.DataFrame:
@@ -110,6 +134,22 @@ def summary_json(link: Link, view: ExplorerView, link_text: str) -> dict[str, An
                          for s in view.summaries]}
 
 
+# At 11 px a subtitle character is under 5.8 px wide: 128 of them stay inside the 760 px chart.
+PLANNER_SUBTITLE_CHARS = 128
+
+
+def _wrap(text: str, width: int = PLANNER_SUBTITLE_CHARS) -> list[str]:
+    """Lines of at most `width` characters, broken at spaces or, inside a link, after ? and &."""
+    import re
+    lines, line = [], ""
+    for token in re.split(r"(?<=[ ?&])", text):
+        if line and len(line) + len(token.rstrip()) > width:
+            lines.append(line.rstrip())
+            line = ""
+        line += token
+    return lines + ([line.rstrip()] if line.strip() else [])
+
+
 def planner_context(plan, catalog: Catalog, link_text: str) -> tuple[str, list[str]]:
     s = plan.state
     demand = (f"{s.sessions:,.0f} concurrent sessions" if s.sessions else
@@ -122,7 +162,8 @@ def planner_context(plan, catalog: Catalog, link_text: str) -> tuple[str, list[s
     sub = [f"Demand: {demand}. Per system, the point meeting the SLA that {pick}; throughput "
            "per GPU never above the Explorer's at the target.",
            f"opx, {dt.date.today().isoformat()}" + (f" · {link_text}" if link_text else "")]
-    return title, sub
+    # lines of at most PLANNER_SUBTITLE_CHARS, so a long link never widens or clips the chart
+    return title, [part for line in sub for part in _wrap(line)]
 
 
 def planner_sizing_text(plan, catalog: Catalog) -> str:
@@ -157,6 +198,7 @@ def render_link(link: Link, fmt: str, db: Path, catalog: Catalog, base_url: str 
     """The file `fmt` of what `link` shows."""
     if fmt not in export.FORMATS:
         raise OpxError("--format", fmt, f"unknown format; known: {', '.join(export.FORMATS)}")
+    base_url = absolute_base(base_url)     # an exported link is a full address ($OPX_BASE_URL)
     if link.page == "planner":
         from opx.charts import planner_chart
         from opx.planner import plan as make_plan
@@ -172,7 +214,7 @@ def render_link(link: Link, fmt: str, db: Path, catalog: Catalog, base_url: str 
     link_text = build_link(link.path, link.state, base_url)
     kind = export.FORMATS[fmt].kind
     if kind == "chart":
-        return export.render(fmt, chart_spec(view, catalog, link_text))
+        return export.render(fmt, chart_for(link, view, db, catalog, link_text).to_dict())
     if fmt == "json":
         return export.render(fmt, summary_json(link, view, link_text))
     return export.render(fmt, chart_data(view))

@@ -41,3 +41,200 @@ def test_seed_chart_shows_provenance_target_and_reference_marks(seed_db, catalog
     assert "peak, interactivity not stated" in text
     assert "1.7M" in text and "29.3k" in text
     assert spec["layer"][0]["encoding"]["x"]["scale"]["type"] == "log"
+
+
+# -- every builder renders; heights, titles, colours and figures stay readable ----------------
+
+import datetime as dt
+import re
+
+import pandas as pd
+
+from opx import charts, compare, metrics
+from opx.trends import over_time
+from opx.views import compare_state
+
+
+def _render(chart):
+    """SVG text and PNG bytes of a chart, as every export renders it."""
+    spec = chart.to_dict()
+    svg = vlc.vegalite_to_svg(spec)
+    png = vlc.vegalite_to_png(spec, scale=1)
+    assert svg.lstrip().startswith("<svg") and png[:4] == b"\x89PNG"
+    return svg, png
+
+
+def _svg_size(svg):
+    head = svg.split(">", 1)[0]
+    return (float(re.search(r'width="([\d.]+)"', head).group(1)),
+            float(re.search(r'height="([\d.]+)"', head).group(1)))
+
+
+def _compare_parts(db, catalog, query=""):
+    from opx.links import parse_link
+    state = compare_state(parse_link("/compare" + query).state)
+    view = explore(db, state, catalog)
+    a, b = compare.sides_from_view(view, catalog)
+    metric = metrics.y_metric(state.y)
+    return view, a, b, metric, compare.multiple_curve(a, b, metric)
+
+
+@pytest.mark.parametrize("query", ["", "?target=500", "?y=usd_per_mtok", "?a=h200&b=b200"])
+def test_the_multiple_chart_renders_tall_with_a_short_axis_title(seed_db, catalog, query):
+    view, a, b, metric, curve = _compare_parts(seed_db, catalog, query)
+    chart = charts.multiple_chart(curve, a.name, b.name, view.state.target, metric,
+                                  view.state.pct)
+    spec = chart.to_dict()
+    assert spec["height"] >= 260
+    y_titles = {layer["encoding"]["y"]["title"] for layer in spec["layer"]
+                if "y" in layer.get("encoding", {}) and "title" in layer["encoding"]["y"]}
+    # The names are in the subtitle: the axis title fits the height on screen (autosize "fit")
+    # and in every export.
+    assert all(len(t) <= 24 for t in y_titles), y_titles
+    assert bool(y_titles) == (curve.status == "both").any()     # no multiple, no multiple axis
+    assert f"A = {a.name}, B = {b.name}" in " ".join(spec["title"]["subtitle"])
+    svg, _ = _render(chart)
+    assert _svg_size(svg)[1] >= 300
+
+
+def test_a_single_point_multiple_is_drawn_and_labelled(seed_db, catalog):
+    view, a, b, metric, curve = _compare_parts(seed_db, catalog)
+    assert (curve.status == "both").sum() == 1           # the seed: one figure each, at 387
+    spec = charts.multiple_chart(curve, a.name, b.name, 387, metric, "p90").to_dict()
+    marks = [layer["mark"]["type"] for layer in spec["layer"]]
+    assert "point" in marks and "text" in marks
+    assert "58×" in json.dumps(spec, ensure_ascii=False)
+
+
+def test_a_band_covers_a_side_that_cannot_reach(catalog):
+    curve = pd.DataFrame({"x": [10.0, 20.0, 40.0, 80.0],
+                          "a": [4.0, 3.0, 2.0, 1.0], "b": [2.0, 1.0, None, None],
+                          "multiple": [2.0, 3.0, None, None],
+                          "status": ["both", "both", "B cannot reach", "B cannot reach"]})
+    bands = charts._bands(curve, 5.0, 120.0)
+    assert len(bands) == 1 and bands.x.iloc[0] < 40 and bands.x2.iloc[0] == 120.0
+    empty = curve.iloc[0:0]
+    _render(charts.multiple_chart(empty, "A", "B", 50, metrics.y_metric("total"), "p90"))
+
+
+def test_the_over_time_chart_is_tall_and_coloured_by_hardware(full_db, catalog):
+    state = ViewState(trend=True)
+    rows = over_time(full_db, state, catalog)
+    assert not rows.empty
+    chart = charts.over_time_chart(rows, metrics.y_metric("total").title, state.target, state.pct)
+    spec = chart.to_dict()
+    assert spec["height"] >= 300
+    color = next(layer["encoding"]["color"] for layer in spec["layer"])
+    domain, colours = color["scale"]["domain"], color["scale"]["range"]
+    assert len(domain) <= charts.MAX_LEGEND
+    for configuration, colour in zip(domain, colours):
+        slug = next(s for s, h in catalog.hardware.items() if configuration.startswith(h.name))
+        assert colour == charts.hardware_color(catalog, slug)
+    assert color["legend"]["orient"] == "right"           # a legend never squeezes the plot
+    svg, _ = _render(chart)
+    assert _svg_size(svg)[1] >= 340
+
+
+def test_a_hardware_has_one_colour_on_every_chart(full_db, catalog):
+    state = ViewState(trend=True)
+    explorer = explorer_chart(explore(full_db, state, catalog), catalog).to_dict()
+    scale = explorer["layer"][0]["encoding"]["color"]["scale"]
+    by_name = dict(zip(scale["domain"], scale["range"]))
+    rows = over_time(full_db, state, catalog)
+    trend = charts.over_time_chart(rows, "x", state.target, state.pct, catalog).to_dict()
+    t_scale = trend["layer"][0]["encoding"]["color"]["scale"]
+    for configuration, colour in zip(t_scale["domain"], t_scale["range"]):
+        assert colour == by_name[configuration.split(" · ")[0]]
+    # the order of the selection does not change a colour
+    swapped = explorer_chart(explore(full_db, ViewState(hw=("gb300-nvl72", "vr-nvl72")), catalog),
+                             catalog).to_dict()["layer"][0]["encoding"]["color"]["scale"]
+    assert dict(zip(swapped["domain"], swapped["range"])) == by_name
+
+
+@pytest.mark.parametrize("y", ["usd_per_mtok", "j_per_token", "per_mw", "total"])
+def test_figures_carry_their_units_and_never_scientific_notation(full_db, catalog, y):
+    chart = explorer_chart(explore(full_db, ViewState(y=y), catalog), catalog)
+    svg, _ = _render(chart)
+    labels = re.findall(r">([^<>]+)</text>", svg)
+    assert not [t for t in labels if re.search(r"\d[eE][-+]?\d", t)], labels
+    y_axis = svg.split('aria-label="Y-axis', 1)[1].split("role-axis-title", 1)[0]
+    ticks = re.findall(r">([^<>]+)</text>", y_axis)
+    assert len(ticks) >= 3
+    if y == "usd_per_mtok":
+        assert all(t.startswith("$") for t in ticks), ticks
+        assert re.search(r">\$0\.0\d+<", svg)                        # the value at the target
+    elif y == "j_per_token":
+        assert all(t.endswith(" J") for t in ticks), ticks
+    else:
+        assert not [t for t in ticks if t.endswith(("m", "µ"))], ticks   # no milli-tokens
+        assert any(t.endswith(("k", "M", "B")) for t in ticks)
+
+
+def test_the_metric_registry_writes_every_figure():
+    usd, joules, tput = (metrics.y_metric(k) for k in ("usd_per_mtok", "j_per_token", "total"))
+    assert usd.format(0.000606) == "$0.000606" and usd.format(0.0251) == "$0.0251"
+    assert usd.format(0.61, unit=True) == "$0.61/M tokens" and usd.format(2137) == "$2,137"
+    assert joules.format(0.0682) == "0.0682 J" and joules.format(0.0682, unit=True) == "0.0682 J/token"
+    assert tput.format(29300) == "29.3k" and tput.format(1.7e6, unit=True) == "1.7M tok/s/GPU"
+    # value only: as before, and never scientific notation
+    assert metrics.format_value(1.7e6) == "1.7M" and metrics.format_value(29300) == "29.3k"
+    assert metrics.format_value(387) == "387" and metrics.format_value(0.512) == "0.512"
+    assert metrics.format_value(0.000606) == "0.000606" and metrics.format_value(None) == "–"
+    assert metrics.format_value(0.000606, usd) == "$0.000606"
+    assert metrics.format_multiple(58.0) == "58×" and metrics.format_multiple(2.7) == "2.7×"
+    assert "e" not in metrics.format_multiple(0.00001)
+    for m in metrics.Y_METRICS.values():
+        assert m.axis and m.d3_format
+
+
+def test_long_context_lines_never_widen_the_chart(seed_db, catalog):
+    view = explore(seed_db, ViewState(), catalog)
+    short = _svg_size(_render(explorer_chart(view, catalog, link="/"))[0])
+    long_link = "/?" + "&".join(f"hw=hardware-number-{i}" for i in range(40))
+    chart = explorer_chart(view, catalog, link=long_link)
+    subtitle = chart.to_dict()["title"]["subtitle"]
+    assert all(len(line) <= charts.SUBTITLE_CHARS for line in subtitle)
+    assert _svg_size(_render(chart)[0])[0] == short[0]
+    unbroken = explorer_chart(view, catalog, link="/?q=" + "x" * 600)
+    assert _svg_size(_render(unbroken)[0])[0] == short[0]
+
+
+def test_wrapped_links_break_after_ampersands():
+    lines = charts.wrap_line("opx · http://localhost:8501/?" + "&".join(["hw=gb300-nvl72"] * 12),
+                             width=60)
+    assert all(len(line) <= 60 for line in lines)
+    assert all(line.endswith("&") for line in lines[:-1])
+    assert charts.wrap_line("a " * 500, width=50, max_lines=3)[-1].endswith("…")
+
+
+def test_context_lines_carry_an_absolute_link(seed_db, catalog, monkeypatch):
+    view = explore(seed_db, ViewState(), catalog)
+    monkeypatch.delenv("OPX_BASE_URL", raising=False)
+    lines = charts.context_lines(view, "/compare?a=b200", dt.date(2026, 12, 1))
+    assert lines[-1] == "opx, 2026-12-01 · http://localhost:8501/compare?a=b200"
+    monkeypatch.setenv("OPX_BASE_URL", "https://opx.example.org/")
+    assert charts.context_lines(view, "/?y=total")[-1].endswith(" · https://opx.example.org/?y=total")
+    assert charts.context_lines(view, "http://h:1/?a=1")[-1].endswith(" · http://h:1/?a=1")
+
+
+def test_the_stacked_exports_render(full_db, catalog):
+    view, a, b, metric, curve = _compare_parts(full_db, catalog)
+    stacked = charts.compare_chart(view, catalog, curve, a.name, b.name, "/compare")
+    spec = stacked.to_dict()
+    assert len(spec["vconcat"]) == 2
+    _render(stacked)
+    alone = charts.compare_chart(view, catalog, curve, a.name, b.name, "/compare",
+                                 with_explorer=False).to_dict()
+    assert len(alone["vconcat"]) == 1
+    assert "localhost:8501/compare" in json.dumps(alone["vconcat"][0]["title"])
+    state = ViewState(trend=True)
+    trend = charts.explorer_export_chart(explore(full_db, state, catalog), catalog, "/?trend=1",
+                                         trend=over_time(full_db, state, catalog))
+    assert len(trend.to_dict()["vconcat"]) == 2
+    _render(trend)
+
+
+def test_the_simulate_chart_renders_empty():
+    empty = pd.DataFrame({"interactivity_p50": [], "throughput_total_per_gpu": [], "layout": [],
+                          "concurrency": []})
+    _render(charts.simulate_chart(empty, empty, pd.DataFrame(), "Simulation", ["nothing yet"]))

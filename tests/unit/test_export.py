@@ -81,3 +81,60 @@ def test_links_round_trip_and_bad_links_are_errors(catalog):
         parse_link("/nowhere?x=1")
     with pytest.raises(OpxError, match="not supported yet"):
         views.view_for(parse_link("/latency"), None, catalog)
+
+
+def _png_size(png):
+    import struct
+    return struct.unpack(">II", png[16:24])
+
+
+def test_compare_exports_hold_the_multiple_chart(seed_db, catalog):
+    """Compare's files hold what the page shows: its Explorer chart over the multiple across
+    interactivity, built by the page's code (opx.compare.multiple_curve + charts.multiple_chart)."""
+    spec = json.loads(views.render_link(parse_link("/compare"), "vl.json", seed_db, catalog))
+    assert len(spec["vconcat"]) == 2
+    top, bottom = spec["vconcat"]
+    assert top["title"]["text"].startswith("Total throughput per GPU vs interactivity")
+    assert bottom["title"]["text"] == "Vera Rubin NVL72 ÷ GB300 NVL72 across interactivity"
+    assert bottom["height"] >= 260
+    compare_png = views.render_link(parse_link("/compare"), "png", seed_db, catalog)
+    explorer_png = views.render_link(parse_link("/"), "png", seed_db, catalog)
+    assert SIGNATURES["png"](compare_png)
+    assert _png_size(compare_png)[1] > _png_size(explorer_png)[1] + 2 * 260
+    svg = views.render_link(parse_link("/compare"), "svg", seed_db, catalog).decode()
+    assert "across interactivity" in svg
+    html = views.render_link(parse_link("/compare"), "html", seed_db, catalog).decode()
+    assert "across interactivity" in html
+
+
+def test_the_explorer_export_holds_the_value_over_time_when_asked(full_db, catalog):
+    plain = json.loads(views.render_link(parse_link("/"), "vl.json", full_db, catalog))
+    assert "layer" in plain and "vconcat" not in plain
+    spec = json.loads(views.render_link(parse_link("/?trend=1"), "vl.json", full_db, catalog))
+    assert [c["title"]["text"].endswith("over time") for c in spec["vconcat"]] == [False, True]
+    assert spec["vconcat"][1]["height"] >= 300
+
+
+def test_exported_links_are_full_addresses(seed_db, catalog, monkeypatch):
+    monkeypatch.delenv("OPX_BASE_URL", raising=False)
+    spec = json.loads(views.render_link(parse_link("/compare?target=500"), "vl.json",
+                                        seed_db, catalog))
+    subtitle = spec["vconcat"][0]["title"]["subtitle"]
+    assert subtitle[-1].endswith(" · http://localhost:8501/compare?target=500")
+    summary = json.loads(views.render_link(parse_link("/"), "json", seed_db, catalog))
+    assert summary["link"].startswith("http://localhost:8501/")
+    monkeypatch.setenv("OPX_BASE_URL", "https://opx.example.org")
+    spec = json.loads(views.render_link(parse_link("/"), "vl.json", seed_db, catalog))
+    assert spec["title"]["subtitle"][-1].endswith(" · https://opx.example.org/")
+    given = json.loads(views.render_link(parse_link("/"), "vl.json", seed_db, catalog,
+                                         base_url="http://host:8502"))
+    assert given["title"]["subtitle"][-1].endswith(" · http://host:8502/")
+
+
+def test_a_long_subtitle_never_widens_the_image(seed_db, catalog, monkeypatch):
+    monkeypatch.delenv("OPX_BASE_URL", raising=False)
+    width = _png_size(views.render_link(parse_link("/"), "png", seed_db, catalog))[0]
+    monkeypatch.setenv("OPX_BASE_URL", "https://" + "very-long-host-name." * 20 + "example.org")
+    png = views.render_link(parse_link("/?source=preview&source=derived&source=published"),
+                            "png", seed_db, catalog)
+    assert _png_size(png)[0] == width
