@@ -208,6 +208,10 @@ def test_the_chart_is_tall_enough_coloured_by_hardware_and_says_dollars(full_db,
     x = (spec.get("encoding") or spec["layer"][0]["encoding"])["x"]
     assert x["title"] == "Cost ($/M tokens)" and x["axis"]["format"].startswith("$,.")
     assert "~s" not in json.dumps(spec)
+    # a long link is wrapped at ? and &, never widening or clipping the image
+    link = "http://localhost:8501/planner?" + "&".join(f"hw=system-{i}" for i in range(30))
+    _, sub = planner_context(no_demand, catalog, link)
+    assert all(len(line) <= 128 for line in sub) and "".join(sub[1:]).endswith("hw=system-29")
 
 
 def test_exports_agree_with_the_page(full_db, catalog):
