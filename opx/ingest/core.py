@@ -249,9 +249,9 @@ def _broken_json(text: str) -> tuple[str, str] | None:
             while i < len(text) and text[i].isspace():
                 i += 1
     except json.JSONDecodeError as exc:
-        end = len(text.rstrip())        # the end of the text, as line and column
-        at_end = (f"line {text.count(NEWLINE, 0, end) + 1} "
-                  f"column {end - text.rfind(NEWLINE, 0, end)}")
+        end = len(text.rstrip())        # where the text ends, as line and column
+        line, column = text.count("\n", 0, end) + 1, end - text.rfind("\n", 0, end)
+        at_end = f"line {line} column {column}"
         # A string left open runs to the end of the text (strict JSON allows no newline in it).
         if exc.msg.startswith("Unterminated string"):
             return at_end, ("truncated JSON: the file ends inside a string that opens at "
@@ -264,9 +264,6 @@ def _broken_json(text: str) -> tuple[str, str] | None:
     except ValueError as exc:           # e.g. an integer over Python's digit limit
         return "json", f"invalid JSON ({exc})"
     return None
-
-
-NEWLINE = "\n"
 
 
 # -- records -> runs -------------------------------------------------------------------------------
@@ -504,7 +501,7 @@ def _say_lengths(run: Run, facts: dict, lengths: _Lengths, options: IngestOption
     """The import's note on how the run's workload and ISL/OSL were chosen, with the range of
     the measured means in this file; the run's own note says the same without the range."""
     first = lengths.records[0]
-    basis = _basis_text(lengths.basis, first.configured_as)
+    basis = _basis_text(lengths.basis, first.configured_as, len(lengths.records))
     if facts.get("workload") not in (None, ""):
         given = "as given (--workload)" if options.workload else "as the file or --meta states"
         how = f"workload `{run.workload}` {given}; "
@@ -528,15 +525,17 @@ def _say_lengths(run: Run, facts: dict, lengths: _Lengths, options: IngestOption
     return run.model_copy(update={"notes": "; ".join(n for n in (run.notes, note) if n)})
 
 
-def _basis_text(basis: tuple[str, str], configured_as: str) -> str:
-    words = {"configured": "as configured", "catalog": "of the catalog workload",
-             "measured": "the mean of the measured means"}
+def _basis_text(basis: tuple[str, str], configured_as: str, points: int) -> str:
+    measured = "as measured" if points == 1 else f"the mean over {points} points"
     if basis == ("configured", "configured"):
         return configured_as or "the configured lengths"
     if basis == ("catalog", "catalog"):
         return "the catalog workload's, within 3% of the measured means"
     if basis == ("measured", "measured"):
-        return "the mean of the measured means, within 3% of each other"
+        return (f"the mean of the measured means of {points} points within 3% of each other"
+                if points > 1 else "the measured means")
+    words = {"configured": "as configured", "catalog": "the catalog workload's",
+             "measured": measured}
     return ", ".join(f"{side} {words[b]}" for side, b in zip(_SIDES, basis) if b)
 
 

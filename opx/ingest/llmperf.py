@@ -103,8 +103,8 @@ def parse(path: Path, text: str) -> list[Record]:
     measured = (value("results_number_input_tokens_mean"),
                 value("results_number_output_tokens_mean"))
     return [Record(run=run, point=point, measured=measured,
-                   configured_as="the configured lengths (--mean-input-tokens, "
-                                 "--mean-output-tokens)" if configured else "",
+                   configured_as="the configured --mean-input-tokens / --mean-output-tokens"
+                   if configured else "",
                    varies_with=varies_with)]
 
 

@@ -260,3 +260,93 @@ def test_valid_json_of_no_known_shape_is_still_an_unknown_format(tmp_path, catal
     path = tmp_path / "other.json"
     path.write_text('{"hello": "world"}')
     assert parse_file(path, IngestOptions(), catalog).error.startswith(f"{path}: format: ")
+
+
+# -- workload and ISL/OSL: measured means that vary from point to point --------------------------
+
+def _vllm_sweep(tmp_path, lengths, random_lengths=None):
+    """One vLLM result file per (max_concurrency, measured mean ISL, OSL)."""
+    import json
+    base = json.loads(VLLM_RESULT)
+    del base["workload"]                               # the file does not name one
+    paths = []
+    for concurrency, isl, osl in lengths:
+        result = dict(base, max_concurrency=concurrency, total_input_tokens=isl * 320,
+                      total_output_tokens=osl * 320)
+        if random_lengths:
+            result.update(random_input_len=str(random_lengths[0]),
+                          random_output_len=str(random_lengths[1]))
+        paths.append(tmp_path / f"c{concurrency}.json")
+        paths[-1].write_text(json.dumps(result))
+    return paths
+
+
+def test_vllm_files_with_measured_means_near_a_catalog_workload_join_one_run(tmp_path, db, catalog):
+    # --random-range-ratio 0.1 around 1024/1024: each file's means differ by about 1%.
+    paths = _vllm_sweep(tmp_path, [(8, 1010, 1021), (16, 1031, 1017), (32, 1019, 1009)])
+    results = import_files(paths, IngestOptions(), db, catalog)
+    assert [(r.runs_added, r.points_added) for r in results] == [(1, 1), (0, 1), (0, 1)]
+    run = parse_file(paths[0], IngestOptions(), catalog).runs[0]
+    assert (run.workload, run.isl, run.osl) == ("1k1k", 1024, 1024)
+    assert run.points[0].note == "measured mean ISL 1010, OSL 1021"
+    assert any("from ISL/OSL 1024/1024 (the catalog workload's, within 3% of the measured means)"
+               in n for n in parse_file(paths[0], IngestOptions(), catalog).notices)
+    assert counts(db)[0] == (1, 3)
+
+
+def test_points_of_one_file_near_each_other_join_one_run_named_by_their_mean(tmp_path, catalog):
+    # An --append-result file of one configuration at 1024/128 (not in the catalog), and a
+    # 2048/128 result: two workloads.
+    import json
+    lines = []
+    for concurrency, isl, osl in ((8, 1019, 128), (16, 1027, 127), (32, 2048, 128)):
+        result = dict(json.loads(VLLM_RESULT), max_concurrency=concurrency,
+                      total_input_tokens=isl * 320, total_output_tokens=osl * 320)
+        del result["workload"]
+        lines.append(json.dumps(result))
+    path = tmp_path / "append.json"
+    path.write_text("\n".join(lines) + "\n")
+    result = parse_file(path, IngestOptions(), catalog)
+    near, far = result.runs
+    assert (near.workload, near.isl, near.osl, len(near.points)) == ("isl1023-osl128", 1023, 128,
+                                                                     2)
+    assert [p.note for p in near.points] == ["measured mean ISL 1019, OSL 128",
+                                             "measured mean ISL 1027, OSL 127"]
+    assert (far.workload, len(far.points)) == ("isl2048-osl128", 1)
+
+
+def test_configured_lengths_in_vllm_metadata_name_the_workload(tmp_path, catalog):
+    paths = _vllm_sweep(tmp_path, [(8, 700, 130)], random_lengths=(1024, 128))
+    run = parse_file(paths[0], IngestOptions(), catalog).runs[0]
+    assert (run.workload, run.isl, run.osl) == ("isl1024-osl128", 1024, 128)
+
+
+def test_workload_flag_joins_points_whatever_their_measured_means(tmp_path, catalog):
+    paths = _vllm_sweep(tmp_path, [(8, 600, 100), (16, 900, 200)])
+    runs = [parse_file(p, IngestOptions(workload="1k1k"), catalog).runs[0] for p in paths]
+    assert {r.run_key() for r in runs} == {runs[0].run_key()}          # one configuration
+    assert (runs[0].workload, runs[0].isl, runs[0].osl) == ("1k1k", 1024, 1024)
+    runs = [parse_file(p, IngestOptions(workload="my-chat"), catalog) for p in paths]
+    assert {r.runs[0].run_key() for r in runs} == {runs[0].runs[0].run_key()}
+    assert (runs[0].runs[0].isl, runs[0].runs[0].osl) == (None, None)  # not in the catalog
+    assert any("ISL/OSL not set" in n for n in runs[0].notices)
+
+
+def test_genai_perf_files_of_one_synthetic_configuration_join_one_run(tmp_path, catalog):
+    import json
+    fixture = ROOT / "tests" / "fixtures" / "genai-perf" / "flat_config_genai_perf.json"
+    keys = []
+    for rate, isl, osl in ((2.0, 1019.4, 126.2), (4.0, 1030.8, 127.9)):
+        data = json.loads(fixture.read_text())
+        data["input_config"].update(request_rate=rate, synthetic_input_tokens_stddev=50,
+                                    output_tokens_stddev=0)
+        data["input_sequence_length"]["avg"] = isl
+        data["output_sequence_length"]["avg"] = osl
+        path = tmp_path / f"r{rate:g}_genai_perf.json"
+        path.write_text(json.dumps(data))
+        result = parse_file(path, IngestOptions(hardware="h100", gpus=1), catalog)
+        (run,) = result.runs
+        assert (run.workload, run.isl, run.osl) == ("isl1024-osl128", 1024, 128)
+        keys.append(run.run_key())
+    assert keys[0] == keys[1]
+    assert any("vary with --synthetic-input-tokens-stddev 50" in n for n in result.notices)
