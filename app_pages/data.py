@@ -98,7 +98,8 @@ if query.strip():
     mask = shown.astype(str).apply(lambda col: col.str.lower().str.contains(needle, regex=False))
     shown = shown[mask.any(axis=1)]
 st.caption(f"{len(shown)} of {len(runs)} run(s)")
-st.dataframe(shown.drop(columns=["ingested_at"]), hide_index=True, key="runs_table")
+st.dataframe(shown.drop(columns=["ingested_at"]), hide_index=True, key="runs_table",
+             column_config={"date": st.column_config.DateColumn("date", format="YYYY-MM-DD")})
 
 
 if len(shown):

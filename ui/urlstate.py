@@ -158,8 +158,9 @@ def _show_address(query: dict[str, list[str]]) -> None:
     ss = st.session_state
     if ss.pop(_REPLACE, False):
         ss[_REPLACED] = ss.get(_PAGE)
-        address = json.dumps("?" + urlencode(query, doseq=True))   # percent-encoded: no markup
-        st.html(f"<script>history.replaceState(history.state, '', {address});</script>",
+        search = json.dumps(urlencode(query, doseq=True))   # percent-encoded: no markup
+        st.html("<script>history.replaceState(history.state, '', "
+                f"location.pathname + ({search} ? '?' + {search} : ''));</script>",
                 unsafe_allow_javascript=True)
     elif _canonical(query) != _canonical(_current_query()):
         ss[_REPLACED] = None
