@@ -345,7 +345,7 @@ def simulate_chart(points: pd.DataFrame, envelope: pd.DataFrame, measured: pd.Da
                               subtitleFont=FONT))
 
 
-MULTIPLE_HEIGHT = 300
+MULTIPLE_HEIGHT = 320       # on the page, fitted: title and axis take ~90 px of it
 
 
 def multiple_chart(curve: pd.DataFrame, a_name: str, b_name: str, target: float,
@@ -433,11 +433,14 @@ def _multiple_layers(curve: pd.DataFrame, a_name: str, b_name: str, target: floa
     layers.append(alt.Chart(target_df).mark_text(align="right" if right else "left",
                                                  baseline="bottom", dx=-4 if right else 4, dy=-4,
                                                  color="#333", fontSize=11, font=FONT).encode(
-        x=x_enc, y=alt.value(MULTIPLE_HEIGHT), text="label:N"))
+        x=x_enc, y=alt.value("height"), text="label:N"))
+    # Marks placed in pixels stay inside the plot ("height", "width / 2"): on the page the chart
+    # is fitted to its height, and a mark below the plot would squeeze the plot to make room.
     if both.empty:
         layers.append(alt.Chart(pd.DataFrame({"t": ["No interactivity where both have a value"]}))
                       .mark_text(fontSize=13, color="#555", font=FONT).encode(
-            x=alt.value(WIDTH / 2), y=alt.value(MULTIPLE_HEIGHT / 2), text="t:N"))
+            x=alt.value(alt.expr("width / 2")), y=alt.value(alt.expr("height / 2")),
+            text="t:N"))
     better = ("higher is better" if metric.direction == "higher" else
               "lower is better: below 1× A is cheaper or uses less energy")
     subtitle = [*wrap_line(f"A = {a_name}, B = {b_name}. {metric.label} ({metric.unit}), "
@@ -610,7 +613,7 @@ def planner_chart(rows: pd.DataFrame, title: str, subtitle: list[str],
     ).configure_axis(labelFont=FONT, titleFont=FONT)
 
 
-OVER_TIME_HEIGHT = 320
+OVER_TIME_HEIGHT = 340      # on the page, fitted: title and axis take ~75 px of it
 MAX_LEGEND = 12
 
 
@@ -647,7 +650,7 @@ def _over_time_layers(rows: pd.DataFrame, metric_title: str, target: float, pct:
         dashes = [[1, 0], [6, 3], [2, 2], [10, 3, 2, 3], [1, 3], [12, 4]]
         nth = configs.groupby("hardware_slug", sort=False).cumcount()
         names = list(configs.configuration)
-        color = alt.Color("configuration:N", title="Configuration (colour: hardware)", sort=names,
+        color = alt.Color("configuration:N", title="Configuration", sort=names,
                           scale=alt.Scale(domain=names, range=[hardware_color(catalog, h)
                                                                for h in configs.hardware_slug]),
                           legend=alt.Legend(orient="right", labelLimit=300, symbolStrokeWidth=2.5))
@@ -669,7 +672,8 @@ def _over_time_layers(rows: pd.DataFrame, metric_title: str, target: float, pct:
     else:
         x_scale = alt.Scale()
     x = alt.X("date:T", title="Run date", scale=x_scale,
-              axis=alt.Axis(format="%Y-%m-%d", labelAngle=0, tickCount=6))
+              axis=alt.Axis(format="%Y-%m-%d", labelAngle=0, tickCount=5, labelOverlap="greedy",
+                            labelSeparation=8))
     y = alt.Y("value:Q", title=metric_title, axis=alt.Axis(**metric.axis),
               scale=alt.Scale(zero=True, nice=True))
     base = alt.Chart(rows)

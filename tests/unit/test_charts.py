@@ -93,6 +93,12 @@ def test_the_multiple_chart_renders_tall_with_a_short_axis_title(seed_db, catalo
     assert all(len(t) <= 24 for t in y_titles), y_titles
     assert bool(y_titles) == (curve.status == "both").any()     # no multiple, no multiple axis
     assert f"A = {a.name}, B = {b.name}" in " ".join(spec["title"]["subtitle"])
+    # On the page the chart is fitted to its height: a mark placed below the plot in pixels
+    # would squeeze the plot to a sliver, so pixel positions stay inside it.
+    for layer in spec["layer"]:
+        for channel in ("x", "y"):
+            value = layer.get("encoding", {}).get(channel, {}).get("value")
+            assert not isinstance(value, (int, float)) or 0 <= value < spec["height"] / 2, layer
     svg, _ = _render(chart)
     assert _svg_size(svg)[1] >= 300
 
