@@ -1,13 +1,8 @@
 """Data (`/data`): import result files, browse and delete runs, download everything."""
-import io
-
 import streamlit as st
 
-from models import ViewState
-
-from opx import saved_views, store
+from opx import store
 from opx.errors import OpxError
-from opx.links import build_link
 from opx.importer import import_uploads
 from opx.ingest.core import MAX_FILE_BYTES, IngestOptions, format_names
 from ui import data, permissions, share, widgets
@@ -51,15 +46,7 @@ do_import = col_import.button("Import", type="primary", disabled=not uploads or 
                               key="import", help=why or None)
 
 if (check or do_import) and uploads and allowed:
-    meta, bad = {}, []
-    for line in meta_text.splitlines():
-        if not line.strip():
-            continue
-        key, sep, value = line.partition("=")
-        if sep and key.strip():
-            meta[key.strip()] = value.strip()
-        else:
-            bad.append(line)
+    meta, bad = data.meta_from_text(meta_text)
     if bad:
         st.error(escape_md(f"error: metadata: expected KEY=VALUE, got: {'; '.join(bad)}"))
     else:
@@ -92,11 +79,7 @@ st.header("Stored runs")
 runs = widgets.or_stop(data.runs_overview)
 
 query = st.text_input("Search runs (any column)", key="q", bind="query-params")
-shown = runs
-if query.strip():
-    needle = query.strip().lower()
-    mask = shown.astype(str).apply(lambda col: col.str.lower().str.contains(needle, regex=False))
-    shown = shown[mask.any(axis=1)]
+shown = data.search_runs(runs, query)
 st.caption(f"{len(shown)} of {len(runs)} run(s)")
 st.dataframe(shown.drop(columns=["ingested_at"]), hide_index=True, key="runs_table",
              column_config={"date": st.column_config.DateColumn("date", format="YYYY-MM-DD")})
@@ -137,32 +120,7 @@ if "deleted_run" in st.session_state:
 
 # -- saved views ----------------------------------------------------------------------------------
 st.header("Saved views")
-try:
-    views = data.saved_views_list()
-except OpxError as exc:
-    views = []
-    st.error(escape_md(f"error: {exc}"))
-if not views:
-    st.caption("No saved views yet: name a view on the Explorer to get a short link.")
-for v in views:
-    with st.container(border=True):
-        link = build_link(v.path, ViewState(view=v.slug), share.base_url())
-        st.markdown(f"**{escape_md(v.title)}** · [open]({link}) · saved "
-                    f"{v.created_at:%Y-%m-%d %H:%M}, data version {v.data_version}")
-        c1, c2, c3 = st.columns([3, 1, 1], vertical_alignment="bottom")
-        new_title = c1.text_input("Title", value=v.title, key=f"rename_{v.slug}",
-                                  disabled=not allowed, label_visibility="collapsed")
-        if c2.button("Rename", key=f"do_rename_{v.slug}", disabled=not allowed, help=why or None):
-            try:
-                with store.writing(data.database()) as con:
-                    saved_views.rename(con, v.slug, new_title)
-                st.rerun()
-            except OpxError as exc:
-                st.error(escape_md(f"error: {exc}"))
-        if c3.button("Delete", key=f"del_view_{v.slug}", disabled=not allowed, help=why or None):
-            with store.writing(data.database()) as con:
-                saved_views.delete(con, v.slug)
-            st.rerun()
+share.saved_views_admin(allowed, why)
 
 # -- download -------------------------------------------------------------------------------------
 st.header("Download")
@@ -170,18 +128,8 @@ st.caption("Every run and point, one row per point, with the canonical column na
            "(the opx CSV format: it imports back unchanged).")
 
 
-def _csv() -> bytes:
-    return data.export_points().to_csv(index=False).encode()
-
-
-def _parquet() -> bytes:
-    buf = io.BytesIO()
-    data.export_points().to_parquet(buf, index=False)
-    return buf.getvalue()
-
-
 c1, c2 = st.columns(2)
-c1.download_button("Runs and points (CSV)", _csv, file_name="opx-runs-points.csv",
+c1.download_button("Runs and points (CSV)", lambda: data.points_file("csv"), file_name="opx-runs-points.csv",
                    mime="text/csv", on_click="ignore", key="dl_csv")
-c2.download_button("Runs and points (Parquet)", _parquet, file_name="opx-runs-points.parquet",
+c2.download_button("Runs and points (Parquet)", lambda: data.points_file("parquet"), file_name="opx-runs-points.parquet",
                    mime="application/vnd.apache.parquet", on_click="ignore", key="dl_parquet")

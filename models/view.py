@@ -16,15 +16,15 @@ from typing import Any, Protocol, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from models.vocab import PERCENTILES, PROVENANCES, Y_METRICS, Percentile, Provenance, XScale, YMetric
+from models.pages import PAGE_NAMES
+from models.vocab import Percentile, Provenance, XScale, YMetric
 
 TARGET_MIN = 0.1
 TARGET_MAX = 100_000.0
 
-# Pages (their paths are in `opx.links.PAGES`). `shared` fields are the session's view state:
-# every page opens on them. A page's own fields stay with that page.
+# `shared` fields are the session's view state: every page opens on them. A page's own fields
+# (named by `models.pages`) stay with that page.
 SHARED = "shared"
-PAGE_NAMES = ("explorer", "compare", "latency", "planner", "simulate", "data")
 
 # Shared fields every page's address states even at their defaults, so the address bar always
 # shows the whole view (other fields appear when they differ from their default).
@@ -42,6 +42,7 @@ class SlugResolver(Protocol):
 
 def param(kind: str, label: str, page: str = SHARED, high: float | None = None) -> dict:
     """A field's URL metadata: its parser `kind`, the words a notice uses, and its page."""
+    assert page == SHARED or page in PAGE_NAMES, page
     return {"json_schema_extra": {"kind": kind, "label": label, "page": page, "high": high}}
 
 

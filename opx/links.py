@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 from models import ViewState
+from models.pages import PAGE_BY_PATH
 from models.view import SlugResolver
 from opx.errors import OpxError
 
@@ -15,9 +16,7 @@ from opx.errors import OpxError
 BASE_URL_ENV = "OPX_BASE_URL"
 DEFAULT_BASE_URL = "http://localhost:8501"
 
-# Page paths (DESIGN.md): the Explorer is `/`.
-PAGES = {"/": "explorer", "/compare": "compare", "/latency": "latency", "/planner": "planner",
-         "/simulate": "simulate", "/data": "data"}
+PAGES = PAGE_BY_PATH      # path -> page name, from the one page registry
 
 
 @dataclass

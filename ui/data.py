@@ -129,3 +129,32 @@ def _saved_views(db: str, stamp: tuple[int, int]):
 
 def saved_views_list():
     return _saved_views(str(database()), stamp())
+
+
+def meta_from_text(text: str) -> tuple[dict[str, str], list[str]]:
+    """The Data page's "KEY=VALUE per line" box: the metadata, and the lines that are not."""
+    meta, bad = {}, []
+    for line in text.splitlines():
+        key, sep, value = line.partition("=")
+        if not line.strip():
+            continue
+        if sep and key.strip():
+            meta[key.strip()] = value.strip()
+        else:
+            bad.append(line)
+    return meta, bad
+
+
+def search_runs(runs: pd.DataFrame, text: str) -> pd.DataFrame:
+    """Runs with `text` in any column, case-insensitive (all of them for an empty search)."""
+    needle = text.strip().lower()
+    if not needle:
+        return runs
+    mask = runs.astype(str).apply(lambda col: col.str.lower().str.contains(needle, regex=False))
+    return runs[mask.any(axis=1)]
+
+
+def points_file(fmt: str) -> bytes:
+    """Every run and point as one of the export registry's data formats (csv, parquet)."""
+    from opx import export
+    return export.render(fmt, export_points())

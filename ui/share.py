@@ -72,3 +72,38 @@ def export_buttons(path: str, page: str, state: ViewState, key: str) -> None:
         col.download_button(label, build, file_name=export.file_name(page, state, fmt.name),
                             mime=fmt.mime, on_click="ignore", key=f"{key}_{fmt.name}",
                             width="stretch")
+
+
+def saved_views_admin(allowed: bool, why: str) -> None:
+    """The Data page's list of saved views: open, rename or delete each."""
+    from opx import saved_views, store
+    from opx.errors import OpxError
+    from ui.text import escape_md
+    try:
+        views = data.saved_views_list()
+    except OpxError as exc:
+        views = []
+        st.error(escape_md(f"error: {exc}"))
+    if not views:
+        st.caption("No saved views yet: name a view on the Explorer to get a short link.")
+    for v in views:
+        with st.container(border=True):
+            link = build_link(v.path, ViewState(view=v.slug), base_url())
+            st.markdown(f"**{escape_md(v.title)}** · [open]({link}) · saved "
+                        f"{v.created_at:%Y-%m-%d %H:%M}, data version {v.data_version}")
+            c1, c2, c3 = st.columns([3, 1, 1], vertical_alignment="bottom")
+            new_title = c1.text_input("Title", value=v.title, key=f"rename_{v.slug}",
+                                      disabled=not allowed, label_visibility="collapsed")
+            if c2.button("Rename", key=f"do_rename_{v.slug}", disabled=not allowed,
+                         help=why or None):
+                try:
+                    with store.writing(data.database()) as con:
+                        saved_views.rename(con, v.slug, new_title)
+                    st.rerun()
+                except OpxError as exc:
+                    st.error(escape_md(f"error: {exc}"))
+            if c3.button("Delete", key=f"del_view_{v.slug}", disabled=not allowed,
+                         help=why or None):
+                with store.writing(data.database()) as con:
+                    saved_views.delete(con, v.slug)
+                st.rerun()

@@ -14,7 +14,7 @@ from ui.text import escape_md
 
 def open_page(page: str, title: str, caption: str = "") -> None:
     """Sidebar permissions, the session's view (or the address's) read into the widgets, the
-    title and the link's notices. `page` is the page's name in `models.view.PAGE_NAMES`."""
+    title and the link's notices. `page` is the page's name in `models.pages`."""
     permissions.sidebar_controls()
     notices = urlstate.seed_from_url(data.resolver(), page)
     st.title(title)

@@ -8,13 +8,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
+from models.pages import PAGES as REGISTRY
 from models.view import QUERY_FIELDS
 from tests.conftest import ROOT
 
 EXAMPLES = int(os.environ.get("OPX_FUZZ_EXAMPLES",
                               "250" if os.environ.get("CI", "").lower() == "true" else "40"))
-PAGES = [None, "app_pages/compare.py", "app_pages/latency.py", "app_pages/planner.py",
-         "app_pages/data.py", "app_pages/simulate.py"]
+PAGES = [None if p.path == "/" else p.script for p in REGISTRY]
 
 plausible = st.sampled_from([
     "vr-nvl72", "gb300", "GB300 NVL72", "h200", "p50", "p90", "p99", "p95", "total", "output",
@@ -37,7 +37,7 @@ def db_env(seed_db):
         os.environ["OPX_DB"] = old
 
 
-@pytest.mark.parametrize("page", PAGES, ids=["explorer", "compare", "latency", "planner", "data", "simulate"])
+@pytest.mark.parametrize("page", PAGES, ids=[p.name for p in REGISTRY])
 @settings(max_examples=EXAMPLES, deadline=None, database=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(query=queries)
