@@ -6,7 +6,6 @@ from models import Y_METRICS
 from models.view import format_number
 from opx import compare, metrics
 from opx.charts import explorer_chart, multiple_chart
-from opx.economics import economics_for
 from opx.errors import OpxError
 from opx.views import compare_state
 from ui import data, share, urlstate, widgets
@@ -31,31 +30,7 @@ metric = metrics.y_metric(state.y)
 
 # Prices and powers: catalog defaults, editable; what differs from the catalog goes in the link.
 if metric.derived:
-    with st.expander("Prices and powers (catalog defaults; edit to override)", expanded=True):
-        prices, powers = dict(state.overrides("price")), dict(state.overrides("power"))
-        for hw in dict.fromkeys((state.a, state.b)):
-            e = economics_for(catalog, state, hw)
-            spec = catalog.hardware.get(hw)
-            c1, c2, c3 = st.columns([2, 1, 1])
-            c1.markdown(f"**{escape_md(catalog.hardware_name(hw))}**  \n"
-                        + escape_md(e.describe(catalog.hardware_name(hw)) if e else
-                                    "no catalog price or power: set both"))
-            price = c2.number_input("$/GPU-hour", 0.01, 1000.0,
-                                    value=e.usd_per_gpu_hour if e else None, key=f"price_{hw}")
-            watts = c3.number_input("W per GPU (all-in)", 1.0, 100_000.0,
-                                    value=e.watts_per_gpu if e else None, key=f"power_{hw}")
-            default_price = spec.usd_per_gpu_hour.value if spec else None
-            default_watts = spec.power_w_all_in.value if spec else None
-            for store_, value, default in ((prices, price, default_price),
-                                           (powers, watts, default_watts)):
-                if value is not None and value != default:
-                    store_[hw] = value
-                else:
-                    store_.pop(hw, None)
-        state = state.model_copy(update={
-            "price": tuple(f"{k}:{format_number(v)}" for k, v in sorted(prices.items())),
-            "power": tuple(f"{k}:{format_number(v)}" for k, v in sorted(powers.items()))})
-        st.session_state["price"], st.session_state["power"] = state.price, state.power
+    state = widgets.price_power_editor(state, (state.a, state.b))
 
 state = urlstate.write_url(state)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from models import Catalog, ViewState
+from models.view import format_number
 
 
 @dataclass(frozen=True)
@@ -41,3 +42,24 @@ def economics_for(catalog: Catalog, state: ViewState, hardware: str) -> Economic
         watts = hw.power_w_all_in.value
         power_note = "catalog, assumed" if hw.power_w_all_in.assumed else "catalog"
     return Economics(hardware, price, watts, price_note, power_note)
+
+
+def with_edits(catalog: Catalog, state: ViewState,
+               edits: dict[str, tuple[float | None, float | None]]) -> ViewState:
+    """The state with edited prices and powers ({hardware: ($/GPU-hour, W per GPU)}): a value
+    that differs from the catalog becomes an override in the link, one equal to it (or emptied)
+    drops the override."""
+    prices, powers = dict(state.overrides("price")), dict(state.overrides("power"))
+    for hw, (price, watts) in edits.items():
+        spec = catalog.hardware.get(hw)
+        defaults = (spec.usd_per_gpu_hour.value if spec else None,
+                    spec.power_w_all_in.value if spec else None)
+        for overrides, value, default in ((prices, price, defaults[0]),
+                                          (powers, watts, defaults[1])):
+            if value is not None and value != default:
+                overrides[hw] = value
+            else:
+                overrides.pop(hw, None)
+    return state.model_copy(update={
+        "price": tuple(f"{k}:{format_number(v)}" for k, v in sorted(prices.items())),
+        "power": tuple(f"{k}:{format_number(v)}" for k, v in sorted(powers.items()))})

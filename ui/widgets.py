@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from models import PERCENTILES
+from models import PERCENTILES, ViewState
 from models.view import TARGET_MAX, TARGET_MIN, format_number
 from opx.errors import OpxError
 from ui import data, permissions, urlstate
@@ -73,3 +73,26 @@ def hardware_picker(label: str = "Hardware", on_change=None) -> None:
 
 def percentile_picker(label: str = "Interactivity percentile", where=st) -> None:
     where.radio(label, PERCENTILES, key="pct", horizontal=True, format_func=str.upper)
+
+
+def price_power_editor(state: ViewState, hardware) -> ViewState:
+    """Each hardware's price and power, catalog defaults editable; returns the state with what
+    differs from the catalog as overrides (which the link then carries)."""
+    from opx.economics import economics_for, with_edits
+    catalog = data.catalog()
+    edits = {}
+    with st.expander("Prices and powers (catalog defaults; edit to override)", expanded=True):
+        for hw in dict.fromkeys(hardware):
+            e = economics_for(catalog, state, hw)
+            c1, c2, c3 = st.columns([2, 1, 1])
+            c1.markdown(f"**{escape_md(catalog.hardware_name(hw))}**  \n"
+                        + escape_md(e.describe(catalog.hardware_name(hw)) if e else
+                                    "no catalog price or power: set both"))
+            edits[hw] = (
+                c2.number_input("$/GPU-hour", 0.01, 1000.0,
+                                value=e.usd_per_gpu_hour if e else None, key=f"price_{hw}"),
+                c3.number_input("W per GPU (all-in)", 1.0, 100_000.0,
+                                value=e.watts_per_gpu if e else None, key=f"power_{hw}"))
+    state = with_edits(catalog, state, edits)
+    st.session_state["price"], st.session_state["power"] = state.price, state.power
+    return state
