@@ -1,4 +1,4 @@
-"""Fixed words of the project (DESIGN.md, Vocabulary)."""
+"""Fixed words of the project (docs/architecture.md, "Vocabulary")."""
 from typing import Literal, get_args
 
 Percentile = Literal["p50", "p90", "p99"]
