@@ -2,8 +2,7 @@
 
 Every function takes `c`, a namespace of equal-length arrays (one entry per row; built by `rows`),
 `a`, the model's Arch (one per call), and `e`, the efficiency factors (arrays per row or scalars).
-Units: seconds, bytes, FLOP, tokens. Formulas: docs/simulator.md and
-shared/reference/serving-performance-models.md §5.
+Units: seconds, bytes, FLOP, tokens. Formulas: docs/simulator.md.
 """
 from __future__ import annotations
 
