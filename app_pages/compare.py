@@ -61,9 +61,9 @@ else:
 # none, goes in the caption under it.
 c1, c2, c3 = st.columns(3)
 c1.metric(f"Multiple at the target, {target_text}", at_target.short)
-c1.caption(escape_md(at_target.caption(metric.unit)))
+c1.caption(escape_md(at_target.caption(metric)))
 c2.metric("Multiple at peak throughput", at_peak.short)
-c2.caption(escape_md(at_peak.caption(metric.unit)))
+c2.caption(escape_md(at_peak.caption(metric)))
 c3.markdown(f"**Where {escape_md(side_a.name)} leads**")
 c3.write(escape_md(compare.lead_summary(curve, side_a, side_b, metric)))
 if metric.direction == "lower":

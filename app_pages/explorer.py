@@ -49,12 +49,12 @@ if base and others:
         # is none, is the caption
         for s in others:
             st.metric(f"{s.name} ÷ {base.name}", s.multiple_at_target.short)
-            st.caption(escape_md(s.multiple_at_target.caption(y.unit)))
+            st.caption(escape_md(s.multiple_at_target.caption(y)))
     with col_p:
         st.subheader("Multiple at peak throughput (any interactivity)")
         for s in others:
             st.metric(f"{s.name} ÷ {base.name}", s.multiple_at_peak.short)
-            st.caption(escape_md(s.multiple_at_peak.caption(y.unit)))
+            st.caption(escape_md(s.multiple_at_peak.caption(y)))
 
 if not state.hw:
     st.info("Choose at least one hardware in the sidebar.")

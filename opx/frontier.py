@@ -151,13 +151,14 @@ class Multiple:
         from opx.metrics import format_multiple
         return format_multiple(self.value) if self.value is not None else "no multiple"
 
-    def caption(self, unit: str) -> str:
-        """The figures divided and their kinds ("1.7M vs 29.3k tok/s/GPU; preview vs derived"),
-        or the reason there is no number: the words beside a headline `short`."""
+    def caption(self, metric) -> str:
+        """The figures divided, written as `metric` (an `opx.metrics.Metric`) writes them, and
+        their kinds ("1.7M vs 29.3k tok/s/GPU; preview vs derived", "$0.000606 vs $0.0251/M
+        tokens; ..."), or the reason there is no number: the words beside a headline `short`."""
         if self.value is None or self.a is None or self.b is None:
             return self.reason
-        from opx.metrics import format_value
-        return f"{format_value(self.a.value)} vs {format_value(self.b.value)} {unit}; {self.basis}"
+        return (f"{metric.format(self.a.value)} vs {metric.format(self.b.value, unit=True)}; "
+                f"{self.basis}")
 
     @property
     def text(self) -> str:

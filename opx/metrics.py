@@ -67,7 +67,7 @@ class Metric:
             return "–"
         value = float(value)
         if self.kind == "money":
-            text = _money(value, digits)
+            text = format_money(value, digits)
             return text + (self.unit[1:] if unit and self.unit.startswith("$") else
                            f" {self.unit}" if unit else "")
         if self.kind == "energy":
@@ -173,9 +173,11 @@ def _short(value: float, digits: int = 3) -> str:
     return _fixed(value, digits)
 
 
-def _money(value: float, digits: int = 3) -> str:
+def format_money(value: float | None, digits: int = 3) -> str:
     """$121,272 / $2,137 / $3.71 / $0.61 / $0.0251 / $0.000606: whole dollars from $100, else up
-    to `digits` significant digits (always cents), never scientific notation."""
+    to `digits` significant digits (always cents), never scientific notation; "–" when missing."""
+    if _missing(value):
+        return "–"
     sign, a = ("-" if value < 0 else ""), abs(value)
     if a >= 100:
         return f"{sign}${a:,.0f}"

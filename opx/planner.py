@@ -144,20 +144,7 @@ def _seconds(v) -> str:
     return NOT_STATED if _missing(v) else f"{float(v):.3g}"
 
 
-def money(v) -> str:
-    """Dollars for people: $121,272, $2,137, $3.71, $0.000606: whole dollars from $100, at least
-    cents and three significant digits below, never scientific notation."""
-    if _missing(v):
-        return "–"
-    v = float(v)
-    if v >= 100:
-        return f"${v:,.0f}"
-    if v == 0:
-        return "$0"
-    digits = max(2, 2 - math.floor(math.log10(abs(v))))
-    text = f"{v:.{digits}f}"
-    whole, cents = text.split(".")
-    return f"${whole}.{cents[:2] + cents[2:].rstrip('0')}"
+money = metrics.format_money      # the registry's dollars, under the name the table uses
 
 
 # -- the plan -----------------------------------------------------------------------------------
@@ -369,8 +356,8 @@ def _row(s: _Sized, state: ViewState, catalog: Catalog, hw: str, name: str, summ
         "gpus": gpus, "racks": (math.ceil(gpus / system) if gpus and system else None),
         "mw": (gpus * econ.watts_per_gpu / 1e6 if gpus and econ else None),
         "usd_per_hour": (gpus * econ.usd_per_gpu_hour if gpus and econ else None),
-        "usd_per_mtok": (econ.usd_per_gpu_hour / (s.total * 3600 / 1e6)
-                         if econ and s.total else None),
+        "usd_per_mtok": (metrics.y_metric("usd_per_mtok").convert(
+            s.total, econ.usd_per_gpu_hour, econ.watts_per_gpu) if econ and s.total else None),
         "sized_by": s.sized_by, "total_per_gpu": s.total, "total_from": s.total_from,
         "output_from": s.output_from,
         "explorer_at_target": at.value if at is not None and at.status == "ok" else None,

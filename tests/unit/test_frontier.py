@@ -4,6 +4,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from opx.frontier import multiple_at_peak, multiple_at_target, pareto_mask, value_at
+from opx.metrics import y_metric
 
 coords = st.floats(min_value=0.5, max_value=5000, allow_nan=False, allow_infinity=False)
 point_sets = st.lists(st.tuples(coords, st.floats(min_value=0, max_value=3e6, allow_nan=False)),
@@ -116,7 +117,7 @@ def test_a_multiple_without_a_number_is_short_in_a_headline_and_says_why_beside_
     a = value_at([100.0, 500.0], [10.0, 5.0], 450.0)
     b = value_at([100.0, 300.0], [4.0, 1.0], 450.0)
     m = multiple_at_target(a, b, "Rubin", "GB300", "450 tok/s/user")
-    assert m.short == "no multiple" and m.caption("tok/s/GPU") == "GB300 cannot reach 450 tok/s/user"
+    assert m.short == "no multiple" and m.caption(y_metric("total")) == "GB300 cannot reach 450 tok/s/user"
     assert m.kind == "" and m.basis == ""
 
 

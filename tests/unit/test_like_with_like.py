@@ -23,9 +23,9 @@ def test_seed_view_keeps_58x_and_2_7x_from_data(full_db, catalog):
     assert vr.multiple_at_target.value == pytest.approx(58.0, rel=1e-3)
     assert vr.multiple_at_target.kind == "data"
     assert vr.multiple_at_target.basis == "preview vs derived"
-    assert vr.multiple_at_target.caption(TOTAL.unit) == "1.7M vs 29.3k tok/s/GPU; preview vs derived"
+    assert vr.multiple_at_target.caption(TOTAL) == "1.7M vs 29.3k tok/s/GPU; preview vs derived"
     assert vr.multiple_at_peak.value == pytest.approx(2.7, rel=1e-3)
-    assert vr.multiple_at_peak.caption(TOTAL.unit) == "2.52M vs 933k tok/s/GPU; preview vs derived"
+    assert vr.multiple_at_peak.caption(TOTAL) == "2.52M vs 933k tok/s/GPU; preview vs derived"
     assert (vr.multiple_at_target.short, vr.multiple_at_peak.short) == ("58×", "2.7×")
 
 
@@ -52,7 +52,7 @@ def test_gb200_against_gb300_divides_simulated_by_simulated(full_db, catalog):
     assert peak.value == pytest.approx(gb200.simulated.peak / gb300.simulated.peak)
     assert peak.value < 1          # GB300's simulated curve sits above GB200's
     assert peak.kind == "simulated" and peak.text.endswith("(simulated vs simulated)")
-    assert peak.caption(TOTAL.unit).endswith("simulated vs simulated")
+    assert peak.caption(TOTAL).endswith("simulated vs simulated")
     # at 387 GB200's only curve (simulated) tops out below: said, and named as simulated
     reason = gb200.multiple_at_target.text
     assert gb200.multiple_at_target.value is None
@@ -127,7 +127,7 @@ def test_tables_and_headlines_read(full_db, catalog, state):
         for m in (s.multiple_at_target, s.multiple_at_peak):
             if m is not None:
                 assert len(m.short) <= len("no multiple")      # a headline value fits its card
-                assert m.caption("tok/s/GPU") and "–" not in m.caption("tok/s/GPU")
+                assert m.caption(TOTAL) and "–" not in m.caption(TOTAL)
 
 
 def test_exports_carry_the_kinds(full_db, catalog):
@@ -159,3 +159,11 @@ def test_compare_divides_like_with_like_across_interactivity(full_db, catalog):
         "preview vs derived figures.")
     curve = compare.multiple_curve(a, b, TOTAL)
     assert "below measured range" not in set(curve.status)     # a simulated range is not measured
+
+
+def test_money_captions_say_dollars_without_scientific_notation(full_db, catalog):
+    view = explore(full_db, ViewState(y="usd_per_mtok"), catalog)
+    vr = next(s for s in view.summaries if s.hardware == "vr-nvl72")
+    caption = vr.multiple_at_target.caption(metrics.y_metric("usd_per_mtok"))
+    assert caption.startswith("$0.000") and " vs $0.02" in caption and "/M tokens" in caption
+    assert "e-0" not in caption
