@@ -89,14 +89,30 @@ def build_parser() -> argparse.ArgumentParser:
 
     runs = sub.add_parser("runs", help="list, show or delete stored runs")
     runs_sub = runs.add_subparsers(dest="runs_command", required=True)
-    lst = runs_sub.add_parser("list", help="one line per stored run")
+    lst = runs_sub.add_parser(
+        "list", help="one line per stored run (newest import first)",
+        description="One line per stored run, newest import first. Filters are repeatable: a run "
+                    "is listed when it matches one value of every filter given.")
+    lst.add_argument("--format", choices=("table", "json", "csv"), default="table",
+                     help="table (fits 120 columns), json (a list of runs, canonical fields) or "
+                          "csv (the same fields, with a header)")
+    for flag, what in (("hardware", "hardware slug or spelling"),
+                       ("model", "model slug or spelling"),
+                       ("workload", "workload slug"),
+                       ("provenance", "measured, published, preview, derived, interpolated or "
+                                      "simulated"),
+                       ("framework", "serving framework as stored (any case)")):
+        lst.add_argument(f"--{flag}", action="append", default=[], metavar=flag[0].upper(),
+                         help=f"{what}; repeatable")
     _db_arg(lst)
     show = runs_sub.add_parser("show", help="one run and its points")
-    show.add_argument("id")
-    show.add_argument("--format", choices=("table", "json"), default="table")
+    show.add_argument("id", metavar="ID")
+    show.add_argument("--format", choices=("table", "json", "csv"), default="table",
+                      help="table (fields, then points), json (the run with a `points` list) or "
+                           "csv (the points)")
     _db_arg(show)
     delete = runs_sub.add_parser("delete", help="delete a run and its points")
-    delete.add_argument("id")
+    delete.add_argument("id", metavar="ID")
     _db_arg(delete)
     return parser
 
@@ -166,24 +182,73 @@ def cmd_ingest(args) -> int:
     return 1 if failed else 0
 
 
-def cmd_runs_show(args) -> int:
-    import json
+class _ArgError(OpxError):
+    """A bad command-line value: `error: <argument>: <what is wrong>`."""
+
+    def __init__(self, arg: str, problem: str):
+        self.file, self.field, self.problem = str(arg), "", problem
+        Exception.__init__(self, f"{arg}: {problem}")
+
+
+def _quiet(con) -> None:
+    # DuckDB draws a progress bar on stdout for a slow query: it would break JSON and CSV output
+    con.execute("SET enable_progress_bar = false")
+
+
+def _run_filters(args, con):
+    """The `runs list` filters as stored values: hardware, models and workloads through the
+    catalog resolver (as `ingest` resolves them), provenance from the vocabulary, framework
+    against the stored frameworks (any case). An unknown value is an error, not an empty list."""
+    from models import PROVENANCES
     from opx import queries
+    from opx.catalog import Resolver, load_catalog
+    known = {c: store.distinct_values(con, c) for c in ("hardware", "model", "workload")}
+    resolver = Resolver(load_catalog(), known["hardware"], known["model"], known["workload"])
+    frameworks = {f.lower() for f in queries.run_frameworks(con)}
+
+    def resolve(kind: str, values: list[str], lookup) -> tuple[str, ...]:
+        out = []
+        for value in values:
+            slug = lookup(value)
+            if not slug:
+                raise _ArgError(f"--{kind}", f"unknown {kind} '{value}'")
+            if slug not in out:
+                out.append(slug)
+        return tuple(out)
+
+    return queries.RunFilters(
+        hardware=resolve("hardware", args.hardware, resolver.resolve_hardware),
+        model=resolve("model", args.model, resolver.resolve_model),
+        workload=resolve("workload", args.workload, resolver.resolve_workload),
+        provenance=resolve("provenance", args.provenance,
+                           lambda v: v.strip().lower() if v.strip().lower() in PROVENANCES
+                           else None),
+        framework=resolve("framework", args.framework,
+                          lambda v: v.strip().lower() if v.strip().lower() in frameworks
+                          else None))
+
+
+def cmd_runs_show(args) -> int:
+    from opx import queries, runs_output as out
     path = db_path(args.db)
     with store.reading(path) as con:
-        run, points = queries.run_detail(con, args.id)
-    if run is None:
-        raise OpxError(path, "id", f"no run with id `{args.id}`")
-    if args.format == "json":
-        run["meta"] = json.loads(run["meta"]) if run.get("meta") else {}
-        run["date"] = run["date"].isoformat() if run.get("date") else None
-        payload = {**run, "points": json.loads(points.to_json(orient="records"))}
-        print(json.dumps(payload, indent=2, default=str))
-    else:
-        for key, value in run.items():
-            print(f"{key:>18}: {'' if value is None else value}")
-        print()
-        print(points.dropna(axis=1, how="all").to_string(index=False))
+        _quiet(con)
+        table = args.format == "table"
+        run = queries.run_fields(con, args.id, text_limit=out.SHOW_VALUE_WIDTH if table else None)
+        if run is None:
+            raise _ArgError(args.id, "no run with this id")
+        if table:
+            present = queries.run_points_present(con, args.id)
+            out.print_run_table(run, lambda: queries.run_points(
+                con, args.id, present, text_limit=out.SHOW_TEXT_WIDTH), present, sys.stdout)
+            return 0
+        names = queries.run_point_columns()
+        points = out.batches(queries.run_points(con, args.id, names))
+        if args.format == "json":
+            run.pop("points")           # the count; the list of points takes its place
+            out.write_run_json(run, names, points, sys.stdout)
+        else:
+            out.write_csv(sys.stdout, names, points)
     return 0
 
 
@@ -307,14 +372,22 @@ def cmd_db_init(args) -> int:
 
 
 def cmd_runs_list(args) -> int:
+    from opx import queries, runs_output as out
     path = db_path(args.db)
-    from opx import queries
     with store.reading(path) as con:
-        df = queries.runs_overview(con)
-    if df.empty:
-        print("no runs stored")
-    else:
-        print(df.drop(columns=["ingested_at"]).to_string(index=False))
+        _quiet(con)
+        filters = _run_filters(args, con)
+        if args.format == "table":
+            if not out.print_runs_table(con, filters, sys.stdout):
+                print("no runs match the filters" if any(filters.params().values())
+                      else "no runs stored")
+            return 0
+        rows = out.batches(queries.runs_listing(con, filters))
+        if args.format == "json":
+            out.write_json_list(sys.stdout, queries.RUN_LIST_FIELDS, rows)
+            sys.stdout.write("\n")
+        else:
+            out.write_csv(sys.stdout, queries.RUN_LIST_FIELDS, rows)
     return 0
 
 
@@ -323,7 +396,7 @@ def cmd_runs_delete(args) -> int:
     with store.writing(path) as con:
         deleted = store.delete_run(con, args.id)
     if not deleted:
-        raise OpxError(path, "id", f"no run with id `{args.id}`")
+        raise _ArgError(args.id, "no run with this id")
     print(f"deleted run {args.id}")
     return 0
 

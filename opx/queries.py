@@ -168,6 +168,126 @@ def runs_overview(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
         "ORDER BY r.ingested_at DESC, r.model, r.hardware, r.id").df()
 
 
+# -- `runs list` / `runs show`: cursors to stream, never whole frames -----------------------------
+# The run's canonical fields (the opx CSV's run columns) with its point count after provenance.
+RUN_LIST_FIELDS = ("id", "hardware", "model", "framework", "framework_version", "precision",
+                   "workload", "isl", "osl", "prefix_hit_rate", "tp", "ep", "dp_attention",
+                   "disaggregated", "gpus_prefill", "gpus_decode", "gpus_total", "mtp",
+                   "provenance", "points", "source", "source_url", "date", "label", "notes", "meta")
+RUN_TEXT_FIELDS = frozenset({"id", "hardware", "model", "framework", "framework_version",
+                             "precision", "workload", "provenance", "source", "source_url",
+                             "label", "notes", "meta"})
+
+
+@dataclass(frozen=True)
+class RunFilters:
+    """`runs list` filters: each a tuple of stored values (empty: any). Framework compares
+    case-insensitively (it is free text); the others are slugs or provenance words."""
+    hardware: tuple[str, ...] = ()
+    model: tuple[str, ...] = ()
+    workload: tuple[str, ...] = ()
+    provenance: tuple[str, ...] = ()
+    framework: tuple[str, ...] = ()
+
+    WHERE = ("(len($hardware) = 0 OR list_contains($hardware, r.hardware)) "
+             "AND (len($model) = 0 OR list_contains($model, r.model)) "
+             "AND (len($workload) = 0 OR list_contains($workload, r.workload)) "
+             "AND (len($provenance) = 0 OR list_contains($provenance, r.provenance)) "
+             "AND (len($framework) = 0 OR list_contains($framework, lower(r.framework)))")
+
+    def params(self) -> dict:
+        return {"hardware": list(self.hardware), "model": list(self.model),
+                "workload": list(self.workload), "provenance": list(self.provenance),
+                "framework": [f.lower() for f in self.framework]}
+
+
+_COUNTS = ("LEFT JOIN (SELECT run_id, count(*) AS points FROM points GROUP BY run_id) c "
+           "ON c.run_id = r.id")
+
+
+def _run_field_expr(name: str) -> str:
+    return "coalesce(c.points, 0)" if name == "points" else f"r.{name}"
+
+
+def _run_field_sql(name: str, limit: int | None) -> str:
+    """A run field for output; text cut to `limit` + 1 characters in DuckDB when there is a limit
+    (the caller marks the cut), so a 30 MB label never leaves the database for a table cell."""
+    if limit is not None and name in RUN_TEXT_FIELDS:
+        return f"left(CAST(r.{name} AS VARCHAR), {int(limit) + 1}) AS {name}"
+    return f"{_run_field_expr(name)} AS {name}"
+
+
+def run_field_widths(con: duckdb.DuckDBPyConnection, f: RunFilters, fields: tuple[str, ...]
+                     ) -> tuple[int, dict[str, int]]:
+    """How many runs are under the filters, and the longest value (in characters, as text) of
+    each field among them: what a table needs before it streams the rows."""
+    if set(fields) - set(RUN_LIST_FIELDS):
+        raise ValueError(sorted(set(fields) - set(RUN_LIST_FIELDS)))
+    cols = ", ".join(f"coalesce(max(length(CAST({_run_field_expr(n)} AS VARCHAR))), 0)"
+                     for n in fields)
+    row = con.execute(f"SELECT count(*), {cols} FROM runs r {_COUNTS} WHERE {RunFilters.WHERE}",
+                      f.params()).fetchone()
+    return row[0], dict(zip(fields, row[1:]))
+
+
+def runs_listing(con: duckdb.DuckDBPyConnection, f: RunFilters,
+                 fields: tuple[str, ...] = RUN_LIST_FIELDS,
+                 text_limits: dict[str, int] | None = None) -> duckdb.DuckDBPyConnection:
+    """The runs under the filters, newest import first (as `runs_overview`), as an open cursor:
+    read it with fetchmany so any number of runs streams in bounded memory. `text_limits` cuts
+    text fields in DuckDB to their limit + 1 characters (the caller marks the cut)."""
+    if set(fields) - set(RUN_LIST_FIELDS):
+        raise ValueError(sorted(set(fields) - set(RUN_LIST_FIELDS)))
+    limits = text_limits or {}
+    cols = ", ".join(_run_field_sql(n, limits.get(n)) for n in fields)
+    sql = (f"SELECT {cols} FROM runs r {_COUNTS} WHERE {RunFilters.WHERE} "
+           "ORDER BY r.ingested_at DESC, r.model, r.hardware, r.id")
+    return con.execute(sql, f.params())
+
+
+def run_frameworks(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """The frameworks the stored runs name (as stored)."""
+    return [r[0] for r in con.execute("SELECT DISTINCT framework FROM runs ORDER BY 1").fetchall()]
+
+
+def run_fields(con: duckdb.DuckDBPyConnection, run_id: str, text_limit: int | None = None
+               ) -> dict | None:
+    """One run's canonical fields and point count (text cut as in `runs_listing`), or None."""
+    cols = ", ".join(_run_field_sql(n, text_limit) for n in RUN_LIST_FIELDS)
+    cur = con.execute(f"SELECT {cols} FROM runs r "
+                      "LEFT JOIN (SELECT run_id, count(*) AS points FROM points "
+                      "WHERE run_id = $id GROUP BY run_id) c ON c.run_id = r.id "
+                      "WHERE r.id = $id", {"id": run_id})
+    row = cur.fetchone()
+    return None if row is None else dict(zip(RUN_LIST_FIELDS, row))
+
+
+def run_point_columns() -> tuple[str, ...]:
+    """A point's canonical fields, as `run_detail` gives them."""
+    from opx.ingest.opx_csv import POINT_COLUMNS
+    return ("seq", *POINT_COLUMNS, "source")
+
+
+def run_points_present(con: duckdb.DuckDBPyConnection, run_id: str) -> tuple[str, ...]:
+    """The point fields that at least one of the run's points states (not null, not empty)."""
+    cols = run_point_columns()
+    counts = ", ".join(f"count(nullif(CAST({c} AS VARCHAR), ''))" for c in cols)
+    row = con.execute(f"SELECT {counts} FROM point_metrics WHERE run_id = ?", [run_id]).fetchone()
+    return tuple(c for c, n in zip(cols, row) if n)
+
+
+def run_points(con: duckdb.DuckDBPyConnection, run_id: str, fields: tuple[str, ...] | None = None,
+               text_limit: int | None = None) -> duckdb.DuckDBPyConnection:
+    """One run's points (canonical names, in order) as an open cursor to read with fetchmany."""
+    every = run_point_columns()
+    fields = fields or every
+    if set(fields) - set(every):
+        raise ValueError(sorted(set(fields) - set(every)))
+    cols = ", ".join(f"left({c}, {int(text_limit) + 1}) AS {c}"
+                     if text_limit is not None and c in ("note", "source") else c for c in fields)
+    return con.execute(f"SELECT {cols} FROM point_metrics WHERE run_id = ? ORDER BY seq", [run_id])
+
+
 def latency_points(con: duckdb.DuckDBPyConnection, f: Filters, run_ids: list[str] | None = None,
                    max_rows: int = 5000) -> pd.DataFrame:
     """Latency against concurrency: every point of the matching runs that has a concurrency,

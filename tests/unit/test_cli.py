@@ -89,7 +89,7 @@ def test_runs_show_as_json_uses_the_canonical_fields(tmp_path):
     table = opx("runs", "show", run_id, "--db", str(db))
     assert "hardware: h200" in table.stdout
     missing = opx("runs", "show", "nope", "--db", str(db))
-    assert missing.returncode == 1 and "no run with id `nope`" in missing.stderr
+    assert missing.returncode == 1 and missing.stderr == "error: nope: no run with this id\n"
 
 
 def test_a_reader_that_stops_early_gets_no_traceback(full_db):
