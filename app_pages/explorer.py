@@ -88,7 +88,8 @@ if state.trend:
             st.caption("No dated run reaches this interactivity under these filters.")
         else:
             base_metric = metrics.y_metric(metrics.y_metric(state.y).base or state.y)
-            st.altair_chart(over_time_chart(trend, base_metric.title, state.target, state.pct),
+            st.altair_chart(over_time_chart(trend, base_metric.title, state.target, state.pct,
+                                           catalog, base_metric),
                             key="over_time_chart", theme=None)
             if trend.groupby("configuration").date.nunique().max() < 2:
                 st.caption("No configuration has runs on more than one date yet: each appears as "

@@ -46,7 +46,9 @@ class Deployment(_Strict):
         """Short human label, e.g. `disagg 8P+8D` or `TP8 EP8 DPA`."""
         parts: list[str] = []
         if self.disaggregated or (self.gpus_prefill and self.gpus_decode):
-            parts.append(f"disagg {self.gpus_prefill or '?'}P+{self.gpus_decode or '?'}D")
+            # A split the source does not state is not shown as "?P+?D": just "disagg".
+            parts.append(f"disagg {self.gpus_prefill}P+{self.gpus_decode}D"
+                         if self.gpus_prefill and self.gpus_decode else "disagg")
         if self.tp:
             parts.append(f"TP{self.tp}")
         if self.ep:

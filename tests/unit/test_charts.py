@@ -244,3 +244,39 @@ def test_the_simulate_chart_renders_empty():
     empty = pd.DataFrame({"interactivity_p50": [], "throughput_total_per_gpu": [], "layout": [],
                           "concurrency": []})
     _render(charts.simulate_chart(empty, empty, pd.DataFrame(), "Simulation", ["nothing yet"]))
+
+
+def test_every_chart_builder_renders_through_vl_convert(full_db, catalog):
+    """Every `*_chart` builder of opx.charts, fed from the built-in data, renders to SVG and PNG;
+    a new builder without a case here fails this test."""
+    from opx import charts, compare, latency, metrics, planner, trends, views
+    state = ViewState(trend=True, conc=64.0)
+    view = explore(full_db, state, catalog)
+    total = metrics.y_metric("total")
+    side_a, side_b = compare.sides_from_view(
+        explore(full_db, views.compare_state(ViewState()), catalog), catalog)
+    curve = compare.multiple_curve(side_a, side_b, total)
+    lat = latency.latency(full_db, ViewState(), catalog)
+    the_plan = planner.plan(full_db, ViewState(sessions=10_000), catalog)
+    title, subtitle = views.planner_context(the_plan, catalog, "http://localhost:8501/planner")
+    trend = trends.over_time(full_db, ViewState(), catalog)
+    sim = pd.DataFrame({"interactivity_p50": [], "throughput_total_per_gpu": [], "layout": [],
+                        "concurrency": []})
+    cases = {
+        "explorer_chart": charts.explorer_chart(view, catalog),
+        "explorer_export_chart": charts.explorer_export_chart(view, catalog, trend=trend),
+        "compare_chart": charts.compare_chart(view, catalog, curve, side_a.name, side_b.name),
+        "multiple_chart": charts.multiple_chart(curve, side_a.name, side_b.name, 387.0, total,
+                                                "p90"),
+        "latency_chart": charts.latency_chart(lat.points, "p90", 64.0, catalog),
+        "planner_chart": charts.planner_chart(the_plan.rows, title, subtitle, catalog),
+        "over_time_chart": charts.over_time_chart(trend, total.title, 387.0, "p90", catalog, total),
+        "simulate_chart": charts.simulate_chart(sim, sim, pd.DataFrame(), "Simulation", ["-"]),
+    }
+    builders = {n for n in dir(charts) if n.endswith("_chart") and callable(getattr(charts, n))}
+    assert builders == set(cases)
+    assert not lat.points.empty and not the_plan.rows.empty and not trend.empty
+    for name, chart in cases.items():
+        spec = chart.to_dict()
+        assert vlc.vegalite_to_svg(spec).lstrip().startswith("<svg"), name
+        assert vlc.vegalite_to_png(spec, scale=1)[:4] == b"\x89PNG", name

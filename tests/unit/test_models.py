@@ -109,3 +109,11 @@ def test_keys_of_known_values_are_unchanged():
                             requests_completed=32, note="é"),))
     assert run.run_key() == "25fdc13fb2415c10"
     assert run.points[0].point_key() == "2d66ad275b8479f2"
+
+
+def test_a_disaggregated_deployment_without_its_split_reads_disagg():
+    from models import Deployment
+    assert Deployment(disaggregated=True, gpus_total=72).describe().startswith("disagg")
+    assert "?" not in Deployment(disaggregated=True, gpus_total=72).describe()
+    assert "disagg 8P+8D" in Deployment(disaggregated=True, gpus_prefill=8, gpus_decode=8,
+                                         gpus_total=16).describe()
