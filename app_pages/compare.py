@@ -52,10 +52,10 @@ curve = compare.multiple_curve(side_a, side_b, metric)
 comparing_runs = bool(state.ra and state.rb) and (side_a.key, side_b.key) == (state.ra, state.rb)
 if comparing_runs:
     at_target, at_peak = compare.run_multiples(side_a, side_b, state.target, metric)
-    st.subheader(f"{side_a.name} vs {side_b.name}")
+    st.subheader(escape_md(f"{side_a.name} vs {side_b.name}"))
 else:
     at_target, at_peak = compare.hardware_multiples(view)
-    st.subheader(f"{catalog.hardware_name(state.a)} vs {catalog.hardware_name(state.b)}")
+    st.subheader(escape_md(f"{catalog.hardware_name(state.a)} vs {catalog.hardware_name(state.b)}"))
 
 # A headline value is a number or "no multiple" (it must fit); what it divides, or why there is
 # none, goes in the caption under it.

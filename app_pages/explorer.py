@@ -48,12 +48,12 @@ if base and others:
         # the value is a number or "no multiple" (it must fit); what it divides, or why there
         # is none, is the caption
         for s in others:
-            st.metric(f"{s.name} ÷ {base.name}", s.multiple_at_target.short)
+            st.metric(escape_md(f"{s.name} ÷ {base.name}"), s.multiple_at_target.short)
             st.caption(escape_md(s.multiple_at_target.caption(y)))
     with col_p:
         st.subheader("Multiple at peak throughput (any interactivity)")
         for s in others:
-            st.metric(f"{s.name} ÷ {base.name}", s.multiple_at_peak.short)
+            st.metric(escape_md(f"{s.name} ÷ {base.name}"), s.multiple_at_peak.short)
             st.caption(escape_md(s.multiple_at_peak.caption(y)))
 
 if not state.hw:

@@ -86,7 +86,7 @@ if picked:
     row = frame[(frame.layout == p.get("layout")) & (frame.concurrency == p.get("concurrency"))]
     if not row.empty:
         r = row.iloc[0]
-        st.subheader(f"{r.layout} at concurrency {r.concurrency:,.0f}")
+        st.subheader(escape_md(f"{r.layout} at concurrency {r.concurrency:,.0f}"))
         cols = st.columns(5)
         for col, (label, value) in zip(cols, (
                 ("Memory", r.t_mem_s), ("Compute", r.t_compute_s), ("Communication", r.t_comm_s),

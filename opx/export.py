@@ -1,11 +1,19 @@
 """Export formats, pluggable: each is a name, a file extension, a MIME type and a function from
 what a view shows (its Vega-Lite spec, or its data) to bytes. Charts are rendered by vl-convert,
-offline (the HTML inlines Vega, Vega-Lite and vega-embed)."""
+offline (the HTML inlines Vega, Vega-Lite and vega-embed).
+
+Safe by construction (docs/sharing.md): every file is rendered here, and text from data or links
+(run labels, frameworks, sources, notes, link values) can neither end nor open an element in a
+markup export (`script_json`, `html_text`, `chart_html`, `chart_svg`), nor become a formula in a
+file meant for spreadsheets (`spreadsheet_safe`)."""
 from __future__ import annotations
 
+import functools
+import html
 import io
 import json
 import re
+import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -39,18 +47,117 @@ def _to_json(payload: Any) -> bytes:
     return json.dumps(payload, indent=2, default=str).encode()
 
 
+# -- markup: text from data or links stays text ------------------------------------------------
+
+# Inside a <script> element the HTML parser ends the element at `</script`, and `<!--` or
+# `<script` change how it looks for the end; U+2028 and U+2029 end a line in older JavaScript.
+# Written as JSON escapes they are the same string to JavaScript and nothing to the HTML parser.
+_SCRIPT_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026",
+                   "\u2028": "\\u2028", "\u2029": "\\u2029"}
+_SCRIPT_UNSAFE = re.compile("[<>&\u2028\u2029]")
+
+
+def script_json(value: Any) -> str:
+    """`value` as JSON (a JavaScript literal) to place inside an HTML <script> element: holds no
+    `<`, `>` or `&`, so no string in it can end the element or open another."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    return _SCRIPT_UNSAFE.sub(lambda m: _SCRIPT_ESCAPES[m.group()], text)
+
+
+def html_text(text: Any) -> str:
+    """`text` for an HTML page, as text or inside a quoted attribute (`<`, `>`, `&`, quotes)."""
+    return html.escape(str(text), quote=True)
+
+
+# vl-convert writes the spec verbatim into the page's script (`const spec = {...};`), so a
+# string holding `</script>` would end it. The page is vl-convert's, rendered once around a
+# placeholder spec; the spec goes in its place as `script_json`.
+_PLACEHOLDER = {"opx": "opx-spec-placeholder-5f1c9e2a"}
+
+
+@functools.lru_cache(maxsize=1)
+def _html_page() -> tuple[str, str]:
+    page = vlc.vegalite_to_html(_PLACEHOLDER, bundle=True)
+    marker = json.dumps(_PLACEHOLDER, separators=(",", ":"))
+    if page.count(marker) != 1 or page.count(_PLACEHOLDER["opx"]) != 1:
+        raise RuntimeError("vl-convert's HTML page changed: the spec's place is not found once")
+    head, tail = page.split(marker)
+    return head, tail
+
+
+def chart_html(spec: dict) -> bytes:
+    """The chart as a standalone, offline HTML page (Vega, Vega-Lite and vega-embed inlined)."""
+    head, tail = _html_page()
+    return (head + script_json(spec) + tail).encode()
+
+
+_SVG_ACTIVE = {"script", "foreignObject", "iframe", "object", "embed", "a", "use", "animate",
+               "set", "handler", "listener"}
+
+
+def chart_svg(spec: dict) -> bytes:
+    """The chart as SVG. vl-convert writes text as escaped character data; the file is checked to
+    hold only inert elements and attributes (no script, links, event handlers or foreign
+    content), so a change in the renderer cannot let data through as markup."""
+    svg = vlc.vegalite_to_svg(spec)
+    for el in ET.fromstring(svg).iter():
+        name = el.tag.rsplit("}", 1)[-1]
+        attrs = {a.rsplit("}", 1)[-1].lower() for a in el.attrib}
+        if name in _SVG_ACTIVE or "href" in attrs or any(a.startswith("on") for a in attrs):
+            raise RuntimeError(f"the chart's SVG holds an active element or attribute ({name})")
+    return svg.encode()
+
+
+# -- spreadsheets: text cells never become formulas ---------------------------------------------
+
+# A spreadsheet evaluates a cell that starts with one of these (OWASP's list for CSV injection).
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_FORMULA_CELL = re.compile(r"'*[=+\-@\t\r]")
+_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+def spreadsheet_cell(value: Any) -> Any:
+    """A text cell a spreadsheet would evaluate, prefixed with `'` (shown as text, the quote
+    hidden); a cell already starting with quotes before such a character gets one more, so
+    `unquote_cell` gives back exactly the text. Numbers, and text that is a plain number such as
+    `-5`, are unchanged."""
+    if isinstance(value, str) and _FORMULA_CELL.match(value) and not _NUMBER.fullmatch(value):
+        return "'" + value
+    return value
+
+
+def unquote_cell(text: str) -> str:
+    """The inverse of `spreadsheet_cell`, for an importer reading a file opx wrote."""
+    if text[:1] == "'" and _FORMULA_CELL.match(text, 1):
+        return text[1:]
+    return text
+
+
+def spreadsheet_safe(frame: pd.DataFrame) -> pd.DataFrame:
+    """`frame` with every text cell passed through `spreadsheet_cell`; numeric columns as they are."""
+    out = frame.copy()
+    for col in out.columns:
+        if out[col].dtype == object or pd.api.types.is_string_dtype(out[col].dtype):
+            out[col] = out[col].map(spreadsheet_cell)
+    return out
+
+
+def _frame_to_csv(frame: pd.DataFrame) -> bytes:
+    return spreadsheet_safe(frame).to_csv(index=False).encode()
+
+
 FORMATS: dict[str, ExportFormat] = {f.name: f for f in (
     ExportFormat("png", "png", "image/png", "chart",
                  lambda spec: vlc.vegalite_to_png(spec, scale=PNG_SCALE)),
     ExportFormat("svg", "svg", "image/svg+xml", "chart",
-                 lambda spec: vlc.vegalite_to_svg(spec).encode()),
+                 chart_svg),
     ExportFormat("pdf", "pdf", "application/pdf", "chart", lambda spec: vlc.vegalite_to_pdf(spec)),
     ExportFormat("html", "html", "text/html", "chart",
-                 lambda spec: vlc.vegalite_to_html(spec, bundle=True).encode()),
+                 chart_html),
     ExportFormat("vl.json", "vl.json", "application/json", "chart",
                  lambda spec: json.dumps(spec, indent=2).encode()),
     ExportFormat("csv", "csv", "text/csv", "data",
-                 lambda frame: frame.to_csv(index=False).encode()),
+                 _frame_to_csv),
     ExportFormat("parquet", "parquet", "application/vnd.apache.parquet", "data", _frame_to_parquet),
     ExportFormat("json", "json", "application/json", "data", _to_json),
 )}
