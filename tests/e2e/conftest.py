@@ -105,5 +105,8 @@ def wait_for_app(page, timeout: int = 30_000) -> None:
     page.wait_for_timeout(250)
     page.locator("[data-testid='stApp'][data-test-connection-state='CONNECTED']").wait_for(
         state="attached", timeout=timeout)
+    # Before a new session's first run starts the app also reads "notRunning": wait until the
+    # page has drawn its title, so a slow first run on a busy machine is waited for.
+    page.locator("[data-testid='stMain'] h1").first.wait_for(state="attached", timeout=timeout)
     page.locator("[data-testid='stApp'][data-test-script-state='notRunning']").wait_for(
         state="attached", timeout=timeout)

@@ -20,7 +20,9 @@ def test_a_link_with_parameters_sets_the_widgets(server, page):
     expect(sidebar.get_by_role("radio", name="P50")).to_be_checked()
     expect(sidebar.get_by_text("GB200 NVL72")).to_be_visible()
     expect(sidebar.get_by_text("GB300 NVL72")).to_be_visible()
-    expect(page.get_by_test_id("stMetric").first).to_contain_text("GB300 NVL72 cannot reach 50")
+    expect(page.get_by_test_id("stMetric").first).to_contain_text("no multiple")
+    expect(page.get_by_test_id("stCaptionContainer").filter(
+        has_text="GB300 NVL72 cannot reach 50").first).to_be_visible()
     assert not page.js_errors
 
 
