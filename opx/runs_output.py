@@ -14,7 +14,7 @@ from typing import IO, Any
 
 import duckdb
 
-from opx import queries
+from opx import export, queries
 
 BATCH = 256               # rows fetched at a time
 TABLE_WIDTH = 120           # `runs list` fits a 120-column terminal
@@ -66,7 +66,7 @@ def csv_value(value: Any) -> Any:
         return "true" if value else "false"
     if isinstance(value, float) and not math.isfinite(value):
         return ""
-    return value
+    return export.spreadsheet_cell(value)     # a cell a spreadsheet would evaluate stays text
 
 
 def cell(value: Any, width: int) -> str:

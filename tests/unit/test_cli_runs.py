@@ -212,3 +212,9 @@ def test_a_missing_id_is_an_error(capsys, seed_db, fmt):
     code, out, err = run_cli(capsys, "runs", "show", "nope", "--format", fmt, "--db",
                              str(seed_db))
     assert (code, out, err) == (1, "", "error: nope: no run with this id\n")
+
+
+def test_csv_listing_keeps_formula_like_text_as_text():
+    from opx.runs_output import csv_value
+    assert csv_value("=HYPERLINK(\"http://x\")").startswith("'=")
+    assert csv_value("-5") == "-5" and csv_value(-5.0) == -5.0 and csv_value("plain") == "plain"
