@@ -78,9 +78,18 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--validate", action="store_true",
                      help="leave-one-system-out validation on the calibration data")
     sim.add_argument("--calibrate", action="store_true",
-                     help="refit the efficiency factors and write data/simulator/calibration.json")
+                     help="refit the efficiency factors, write data/simulator/calibration.json and "
+                          "print the validation it stores")
+    sim.add_argument("--ablations", action="store_true",
+                     help="the validation once per ablation variant (one model ingredient removed "
+                          "or replaced at a time; minutes)")
+    sim.add_argument("--spread", action="store_true",
+                     help="refit the P90 spread model, write data/simulator/spread.json and print "
+                          "every variant's held-out error")
     sim.add_argument("--silicon", metavar="CSV", help="calibration data (default: AIConfigurator's "
                                                       "silicon_sample.csv in ../shared/fixtures)")
+    sim.add_argument("--fixtures", metavar="DIR", help="result files the spread is fitted on "
+                                                       "(default: ../shared/fixtures)")
     _db_arg(sim)
 
     exp_pq = db_sub.add_parser("export-parquet", help="write runs and points as a Parquet dataset")
@@ -278,30 +287,84 @@ def cmd_export(args) -> int:
     return 0
 
 
+def _simulate_calibration(args) -> int:
+    """--calibrate / --validate / --ablations: the fit and its leave-one-system-out validation."""
+    import json
+    import pandas as pd
+    from opx.simulate import api
+    from opx.simulate.calibration import ablations
+    silicon = Path(args.silicon) if args.silicon else None
+    try:
+        if args.ablations:
+            table = ablations(silicon)
+        elif args.calibrate:
+            result = api.calibrate(silicon)
+            print(f"wrote data/simulator/calibration.json (fit {result.get('fit_date')})")
+            stored = result["validation"]          # calibrate() validates: not run twice
+            table = pd.DataFrame(stored["per_system"])
+            overall = {**stored["overall"], "rows": result["rows"]}
+        else:
+            table, overall = api.validate(silicon)
+    except FileNotFoundError as exc:
+        raise OpxError(args.silicon or "silicon_sample.csv", "file", str(exc)) from None
+    if args.ablations:
+        if args.format == "json":
+            print(table.to_json(orient="records", indent=2))
+        else:
+            print(table.round(1).T.to_string(header=False))
+    elif args.format == "json":
+        print(json.dumps({"systems": json.loads(table.to_json(orient="records")),
+                          "overall": overall}, indent=2, default=str))
+    else:
+        print("leave-one-system-out: median absolute percentage error on each held-out system")
+        print(table.round(1).to_string(index=False))
+        print("overall: " + ", ".join(f"{k} {v:.1f}%" if isinstance(v, float) else f"{k} {v}"
+                                      for k, v in overall.items() if k != "rows"))
+    return 0
+
+
+def _simulate_spread(args) -> int:
+    """--spread: refit the spread model on the fixtures and write data/simulator/spread.json."""
+    import json
+    from opx.simulate import spread
+    try:
+        doc = spread.write(fixtures=Path(args.fixtures) if args.fixtures else None)
+    except FileNotFoundError as exc:
+        raise OpxError(args.fixtures or "../shared/fixtures", "folder", str(exc)) from None
+    if args.format == "json":
+        print(json.dumps(doc, indent=2, default=str))
+        return 0
+    for name, e in doc["percentiles"].items():
+        if e["status"] == "modelled":
+            print(f"{name}: k = {e['k']:.4f}, held-out MdAPE {e['heldout_mdape']:.1f} % "
+                  f"({e['sources']} sources, {e['points']} points)")
+        else:
+            print(f"{name}: not modelled: {e['why']}")
+    for name, variants in doc["variants"].items():
+        for d in variants.values():
+            print(f"  {name} {d['text']:<70s} held-out MdAPE {d['mdape']:5.1f} %, "
+                  f"median signed {d['median_signed']:+5.1f} %, max {d['max_abs']:5.1f} %")
+    print(f"wrote data/simulator/spread.json (fit {doc['fit_date']})")
+    return 0
+
+
 def cmd_simulate(args) -> int:
+    """`simulate`: one system's curves, or the simulator's maintenance actions (--calibrate,
+    --validate, --ablations, --spread), which are also `python -m opx.simulate ACTION`."""
     import json
     from opx.simulate import api
-    silicon = Path(args.silicon) if args.silicon else None
-    if args.validate or args.calibrate:
-        try:
-            if args.calibrate:
-                result = api.calibrate(silicon)
-                print(f"wrote data/simulator/calibration.json (fit {result.get('fit_date')})")
-            table, overall = api.validate(silicon)
-        except FileNotFoundError as exc:
-            raise OpxError(args.silicon or "silicon_sample.csv", "file", str(exc)) from None
-        if args.format == "json":
-            print(json.dumps({"systems": json.loads(table.to_json(orient="records")),
-                              "overall": overall}, indent=2, default=str))
-        else:
-            print("leave-one-system-out: median absolute percentage error on each held-out system")
-            print(table.round(1).to_string(index=False))
-            print("overall: " + ", ".join(f"{k} {v:.1f}%" if isinstance(v, float) else f"{k} {v}"
-                                          for k, v in overall.items() if k != "rows"))
-        return 0
+    actions = [a for a in ("calibrate", "validate", "ablations", "spread") if getattr(args, a)]
+    if len(actions) > 1 and set(actions) != {"calibrate", "validate"}:
+        raise OpxError("simulate", ", ".join(f"--{a}" for a in actions),
+                       "one action at a time (--calibrate already prints the validation)")
+    if args.spread:
+        return _simulate_spread(args)
+    if actions:
+        return _simulate_calibration(args)
     missing = [f"--{k}" for k in ("hardware", "model", "workload") if not getattr(args, k)]
     if missing:
-        raise OpxError("simulate", ", ".join(missing), "required (or --validate / --calibrate)")
+        raise OpxError("simulate", ", ".join(missing),
+                       "required (or --validate, --calibrate, --ablations, --spread)")
     from opx.catalog import load_catalog
     knobs = api.SimKnobs(layout=args.layout, mtp_depth=args.mtp_depth,
                          mtp_acceptance=args.mtp_acceptance, prefix_hit_rate=args.prefix_hit_rate,

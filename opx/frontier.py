@@ -46,6 +46,26 @@ def pareto_mask(x: np.ndarray | list[float], y: np.ndarray | list[float]) -> np.
     return np.array([f for _, f in flags], dtype=bool)
 
 
+def pareto_mask_numpy(x: np.ndarray | list[float], y: np.ndarray | list[float]) -> np.ndarray:
+    """`pareto_mask` for large in-memory arrays of finite values, evaluated in numpy: the same
+    order as `frontier_flag_sql` (x descending, then y descending, then position) and the same
+    test (y beats every row ordered before it), so the same flags, ties included
+    (tests/unit/simulate/test_frontier_use.py checks it against `pareto_mask`). The simulator's
+    search has ~170,000 points per envelope, where the SQL round trip costs more than the search.
+    A NaN or infinite value is a ValueError (the SQL orders NaN above every number)."""
+    xs, ys = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if xs.shape != ys.shape or xs.ndim != 1:
+        raise ValueError("x and y must be 1-d arrays of one length")
+    if not (np.isfinite(xs).all() and np.isfinite(ys).all()):
+        raise ValueError("pareto_mask_numpy needs finite values (pareto_mask takes any)")
+    order = np.lexsort((-ys, -xs))          # stable: equal (x, y) keep their positions' order
+    ordered = ys[order]
+    before = np.concatenate(([-np.inf], np.maximum.accumulate(ordered)[:-1]))
+    mask = np.zeros(len(xs), dtype=bool)
+    mask[order] = ordered > before
+    return mask
+
+
 Status = Literal["ok", "not_reachable", "below_range", "no_data"]
 
 

@@ -2,7 +2,8 @@
 
 simulate() evaluates every layout of the search space (or the one asked for) at a grid of
 concurrencies in one vectorized pass of opx.simulate.model, and returns each layout's curve and
-the envelope (Pareto frontier over all curves). docs/simulator.md describes the model.
+the envelope: the frontier over all curves, by opx.frontier's rule (the one the Explorer and
+Compare use). docs/simulator.md describes the model.
 """
 from __future__ import annotations
 
@@ -16,9 +17,10 @@ import numpy as np
 import pandas as pd
 
 from models import Deployment, Point, Run
+from opx.frontier import pareto_mask_numpy
 from opx.simulate import model as M
 from opx.simulate import spread as SP
-from opx.simulate.arch import Arch, arch_for
+from opx.simulate.arch import Arch, arch_for, attention_heads
 from opx.simulate.calibration import (PARAMS, calibrate as _calibrate, default_calibration_path,
                                       framework_key, hw_rows, precision_bytes,
                                       validate as _validate)
@@ -53,7 +55,7 @@ class SimKnobs:
     concurrencies: tuple[int, ...] | None = None   # total concurrency of the deployment
     precision: str | None = None           # "fp4" | "fp8" | "bf16"; None: fp4 experts where possible
     framework: str | None = None           # "trtllm" | "sglang" | "vllm"; None: the calibration's
-                                           # pooled factors (per-step overhead, TTFT bursts)
+                                           # pooled factors (the TTFT burst factors)
 
 
 @dataclass
@@ -156,8 +158,8 @@ def load_calibration(path: Path | None = None) -> dict | None:
 def efficiencies(family: str, calibration: dict | None, framework: str | None = None
                  ) -> tuple[M.Eff, dict]:
     """The efficiency factors for a hardware family and serving framework, and where they came
-    from. Per-framework factors (the per-step overhead and the TTFT burst terms) apply when the
-    framework has measured rows; None, or a framework without rows (vLLM), gets the pooled value."""
+    from. Per-framework factors (the TTFT burst terms) apply when the framework has measured rows;
+    None, or a framework without rows (vLLM), gets the pooled value."""
     fw = framework_key(framework)
     if calibration is None:
         vals = {k: p[0] for k, p in PARAMS.items()}
@@ -237,17 +239,6 @@ def _row_block(spec: HwSpec, precision: str, lay_arrays: dict, idx: np.ndarray, 
                   isl=isl, osl=osl, hit=hit, conc=conc, m=depth, p_acc=p_acc)
 
 
-def _pareto(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Same rule as opx.frontier: on the frontier when y beats every point with greater x (or
-    equal x ordered first); ties keep one point."""
-    order = np.lexsort((-y, -x))
-    ys = y[order]
-    prev_max = np.concatenate([[-np.inf], np.maximum.accumulate(ys)[:-1]])
-    mask = np.zeros(len(x), bool)
-    mask[order] = ys > prev_max
-    return mask
-
-
 def simulate(hardware: str, model: str, workload: str, gpus: int | None, knobs: SimKnobs,
              catalog) -> SimResult:
     knobs = knobs or SimKnobs()
@@ -280,8 +271,7 @@ def simulate(hardware: str, model: str, workload: str, gpus: int | None, knobs: 
     isl, osl = float(wl.isl), float(wl.osl)
     calibration = load_calibration()
     eff, eff_info = efficiencies(spec.family, calibration, framework)
-    from opx.simulate.arch import _TABLE
-    n_heads = _TABLE.get(model_slug, {}).get("heads", 0)
+    n_heads = attention_heads(model_slug)
 
     def heads_ok(s: int) -> bool:
         return n_heads == 0 or n_heads % s == 0
@@ -293,8 +283,7 @@ def simulate(hardware: str, model: str, workload: str, gpus: int | None, knobs: 
         idx = np.arange(len(pools))
         c = _row_block(spec, precision, la, idx, np.zeros(len(idx)), np.ones(len(idx)), isl, osl,
                        hit, knobs.mtp_acceptance)
-        cap, budget_b = M.kv_capacity(arch, c, isl + osl)
-        return cap
+        return M.kv_capacity(arch, c, isl + osl)[0]
 
     def fits(pool: Pool) -> bool:
         return bool(capacity([pool])[0] >= 1)
@@ -388,15 +377,17 @@ def simulate(hardware: str, model: str, workload: str, gpus: int | None, knobs: 
         "mtp": D_idx.astype(int),
         "_li": L_idx,
     })
-    ok = np.isfinite(frame.tpot_p50_s) & np.isfinite(frame.ttft_p50_s) & (frame.tpot_p50_s > 0)
+    ok = (np.isfinite(frame.tpot_p50_s) & np.isfinite(frame.ttft_p50_s) & (frame.tpot_p50_s > 0)
+          & np.isfinite(frame.throughput_total_per_gpu))
     frame = frame[ok]
-    env_mask = _pareto(frame.interactivity_p50.to_numpy(), frame.throughput_total_per_gpu.to_numpy())
+    thr = frame.throughput_total_per_gpu.to_numpy()
+    env_mask = pareto_mask_numpy(frame.interactivity_p50.to_numpy(), thr)
     envelope = (frame[env_mask].sort_values("interactivity_p50", ascending=False)
                 [FRAME_COLUMNS].reset_index(drop=True))
     has90 = np.isfinite(frame.interactivity_p90.to_numpy())
     if has90.any():
         f90 = frame[has90]
-        m90 = _pareto(f90.interactivity_p90.to_numpy(), f90.throughput_total_per_gpu.to_numpy())
+        m90 = pareto_mask_numpy(f90.interactivity_p90.to_numpy(), thr[has90])
         envelope_p90 = (f90[m90].sort_values("interactivity_p90", ascending=False)
                         [FRAME_COLUMNS].reset_index(drop=True))
     else:

@@ -53,13 +53,13 @@ class Arch:
 
 INF = float("inf")
 
-# Attention facts per catalog slug (reference serving-performance-models.md §4). heads, head dims.
 # MLA decode (absorbed): per context token per layer 2H(d_c + d_r) + 2H d_c (QK over the latent plus
 # rope, then PV over the latent); prefill (not absorbed): 2H (d_qk + d_v) = 2H (192 + 128).
 def _mla(h: int) -> tuple[float, float]:
     return 2 * h * (512 + 64) + 2 * h * 512, 2 * h * (192 + 128)
 
 
+# Attention facts per catalog slug (reference serving-performance-models.md §4): heads, head dims.
 # kv_bf16: the catalog's kv_bytes_per_token is at BF16 (its note says so); the engine serves the KV
 # cache in FP8 by default (KV_DTYPE), as TensorRT-LLM and SGLang do for DeepSeek on Hopper/Blackwell.
 _TABLE: dict[str, dict] = {
@@ -77,6 +77,11 @@ _TABLE: dict[str, dict] = {
 
 
 KV_DTYPE = "fp8"
+
+
+def attention_heads(slug: str) -> int:
+    """Attention heads of a model in the table (TP sizes must divide them), or 0 when unknown."""
+    return int(_TABLE.get(slug, {}).get("heads", 0))
 
 
 def arch_for(llm: LLM, kv_dtype: str = KV_DTYPE) -> Arch:

@@ -9,10 +9,14 @@ one standard deviation) that keep factors the data cannot see near the reference
 
 Grouped factors use partial pooling: the factor of a group (a serving framework, or a hardware
 family) is the pooled value x exp(delta_group), and delta is shrunk towards 0 as if
-GROUP_PSEUDO_ROWS extra rows of the group agreed with the pooled value. Grouped now: the per-step
-overhead and the two closed-loop TTFT burst factors, per framework (TensorRT-LLM, SGLang). Nothing
-is per hardware family: every family factor tried made the held-out errors worse (docs/simulator.md
-lists what was tried).
+`FitOptions.group_pseudo_rows` (3) extra rows of the group agreed with the pooled value. Grouped
+now: the two closed-loop TTFT burst factors, per framework (TensorRT-LLM, SGLang). Nothing is per
+hardware family: every family factor tried made the held-out errors worse (docs/simulator.md lists
+what was tried).
+
+`FitOptions` holds every choice a fit may vary (the model's structural options, the memory reading,
+the loss, the fitted factors, the row rules); its defaults are the engine's. `ablations` validates
+the variants of `ablation_variants()`, each an explicit FitOptions: nothing is patched at run time.
 
 Two row flags from opx/simulate/silicon.py enter the fit and the validation identically:
 - `mtp_suspect` (rule 8, provenance): the row is predicted with MTP (MTP_CAL_DEPTH drafts and one
@@ -25,7 +29,9 @@ from __future__ import annotations
 import datetime as dt
 import json
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -68,18 +74,15 @@ PARAMS = {
     "ttft_fixed_disagg": (0.1, 1e-3, 2.0, None),
     "t_req": (1e-3, 1e-5, 0.05, None),
 }
-# q_wait: the M/D/1 prefill queue coefficient (model.QUEUE_FORM "md1"; 0.1.0-0.3.0 and 0.4.1). 0.4.0's
-# batch-service queue (QUEUE_FORM "batch", now an ablation) has no fitted constant: BATCH_PARAMS.
+# q_wait: the M/D/1 prefill queue coefficient (ModelOptions.queue_form "md1": 0.1.0-0.3.0 and since
+# 0.4.1). 0.4.0's batch-service queue (queue_form "batch", an ablation) has no fitted constant:
+# BATCH_PARAMS.
 BATCH_PARAMS = {k: p for k, p in PARAMS.items() if k != "q_wait"}
 # calibration-only parameters (not efficiency factors; never used by simulate())
 NUISANCE = {"mtp_accept": (0.7, 0.3, 0.95)}
 PRIOR_SIGMA = np.log(3.0)
-GROUP_PSEUDO_ROWS = 3           # partial pooling strength of a group's delta
 GROUP_BOUND = np.log(3.0)       # a group's factor stays within 3x of the pooled value
-TTFT_WEIGHT = 1.0
 MTP_CAL_DEPTH = 1               # drafts assumed for MTP-suspect rows (DeepSeek-R1 ships one MTP module)
-MTP_MODE = "label"              # "label": mtp_suspect rows with MTP; "none": every row MTP0
-ARTEFACT_RULE = True            # rule 9 of silicon.py
 ARTEFACT_T0_S = 1.0             # rule 9 constants (fixed a priori)
 ARTEFACT_TOKENS_PER_GPU_S = 1000.0
 # The loss (0.5.0; docs/simulator.md, "Calibration", "The loss"). The targets are medians of
@@ -101,6 +104,26 @@ RESIDUAL_041 = {"tpot": "log", "ttft": "log"}
 LOSSES_041 = {"tpot": ("soft_l1", 0.25), "ttft": ("soft_l1", 0.25), "prior": ("soft_l1", 0.25)}
 _RHO = {"linear": lambda z: z, "soft_l1": lambda z: 2 * (np.sqrt(1 + z) - 1),
         "cauchy": np.log1p, "arctan": np.arctan}
+
+
+@dataclass(frozen=True)
+class FitOptions:
+    """Everything a fit and its leave-one-system-out validation may vary. The defaults are the
+    engine's (0.5.0); the ablation runner (`ablations`) passes other values down explicitly, so no
+    module global is changed at run time."""
+    model: M.ModelOptions = M.ENGINE_OPTIONS    # structural choices of the serving model
+    runtime_memory: bool = True         # HBM as the runtime reports it (0.4.0); False: catalog GB x 1e9
+    params: dict | None = None          # the fitted factors, as PARAMS (None: PARAMS)
+    residual: dict = field(default_factory=lambda: dict(RESIDUAL))   # per metric: "log" or "rel"
+    losses: dict = field(default_factory=lambda: dict(LOSSES))       # per part: (loss, f_scale)
+    mtp_mode: str = "label"             # "label": mtp_suspect rows with MTP (rule 8); "none": MTP0
+    artefact_rule: bool = True          # rule 9 of silicon.py
+    ttft_weight: float = 1.0            # weight of the TTFT residuals against TPOT's
+    group_pseudo_rows: float = 3.0      # partial pooling strength of a group's delta
+
+    def __post_init__(self):
+        if self.mtp_mode not in ("label", "none"):
+            raise ValueError(f"mtp_mode {self.mtp_mode!r}: use 'label' or 'none'")
 
 
 def _robust(f, loss: str, fs: float):
@@ -150,18 +173,15 @@ def hw_rows(specs: list, precisions: list[str]) -> dict:
 
 
 class Problem:
-    """The cleaned rows as model inputs, with the parameter packing."""
+    """The cleaned rows as model inputs, with the parameter packing, under one set of options."""
 
-    def __init__(self, rows: pd.DataFrame, catalog, params: dict | None = None,
-                 mtp_mode: str | None = None, artefact_rule: bool | None = None,
-                 ttft_weight: float | None = None, group_pseudo_rows: float | None = None):
+    def __init__(self, rows: pd.DataFrame, catalog, options: FitOptions | None = None):
         self.rows = rows
-        self.params = dict(PARAMS if params is None else params)
-        self.mtp_mode = MTP_MODE if mtp_mode is None else mtp_mode
-        self.ttft_weight = TTFT_WEIGHT if ttft_weight is None else float(ttft_weight)
-        self.group_pseudo_rows = GROUP_PSEUDO_ROWS if group_pseudo_rows is None else float(group_pseudo_rows)
+        self.options = options = FitOptions() if options is None else options
+        self.params = dict(PARAMS if options.params is None else options.params)
         self.arch = arch_for(catalog.models[CAL_MODEL])
-        specs = {s: hw_spec(catalog.hardware[s]) for s in rows.hardware.unique()}
+        specs = {s: hw_spec(catalog.hardware[s], runtime_memory=options.runtime_memory)
+                 for s in rows.hardware.unique()}
         hw = hw_rows([specs[s] for s in rows.hardware], list(rows.precision))
         cols = {k: rows[k].to_numpy(float) for k in ("d_tp", "d_dp", "d_ep", "d_moetp", "d_pp", "n_d",
                                                        "p_tp", "p_dp", "p_ep", "p_moetp", "n_p",
@@ -171,13 +191,12 @@ class Problem:
             "family": np.array([FAMILIES.index(FAMILY[h]) for h in rows.hardware]),
             "framework": np.array([FRAMEWORKS.index(framework_key(b)) for b in rows.backend]),
         }
-        self.mtp = (rows["mtp_suspect"].to_numpy(bool) if self.mtp_mode == "label"
+        self.mtp = (rows["mtp_suspect"].to_numpy(bool) if options.mtp_mode == "label"
                     else np.zeros(len(rows), bool))
         self.c.m = np.where(self.mtp, float(MTP_CAL_DEPTH), 0.0)
         self.tpot = rows.tpot_s.to_numpy()
         self.ttft = rows.ttft_s.to_numpy()
-        rule = ARTEFACT_RULE if artefact_rule is None else artefact_rule
-        self.artefact = self.artefact_mask() if rule else np.zeros(len(rows), bool)
+        self.artefact = self.artefact_mask() if options.artefact_rule else np.zeros(len(rows), bool)
         n_sys = rows.system.map(rows.system.value_counts()).to_numpy(float)
         self.w = 1 / np.sqrt(n_sys)
         self.w = self.w / self.w.mean()
@@ -241,7 +260,7 @@ class Problem:
     def rows_multi(self, X: np.ndarray, idx: np.ndarray):
         """Model rows for k parameter sets: rows idx tiled k times, MTP acceptance filled in."""
         k = len(X)
-        c = M.SimpleNamespace(**{key: np.tile(v[idx], k) for key, v in vars(self.c).items()})
+        c = SimpleNamespace(**{key: np.tile(v[idx], k) for key, v in vars(self.c).items()})
         if self.mtp.any():
             acc = np.repeat(np.exp(X[:, self.names.index("mtp_accept")]), len(idx))
             c.p_acc = np.where(np.tile(self.mtp[idx], k), acc, 0.0)
@@ -251,7 +270,7 @@ class Problem:
         idx = np.arange(len(self.rows)) if idx is None else np.asarray(idx)
         X = np.asarray(x)[None, :]
         return M.evaluate(self.rows_multi(X, idx), self.arch, self.eff_multi(X, idx),
-                          breakdown=breakdown)
+                          breakdown=breakdown, options=self.options.model)
 
 
 def _fit(prob: Problem, idx: np.ndarray, max_nfev: int = 40) -> np.ndarray:
@@ -262,10 +281,11 @@ def _fit(prob: Problem, idx: np.ndarray, max_nfev: int = 40) -> np.ndarray:
     n = len(idx)
     w = prob.w[idx] / prob.w[idx].mean()
     tpot, ttft = prob.tpot[idx], prob.ttft[idx]
-    w_ttft = np.where(prob.artefact[idx], 0.0, prob.ttft_weight * w)
+    opts = prob.options
+    w_ttft = np.where(prob.artefact[idx], 0.0, opts.ttft_weight * w)
     scale = np.sqrt(n)
     k = npar + 1
-    prior_div = np.where(prob.is_group, 1.0 / np.sqrt(prob.group_pseudo_rows), PRIOR_SIGMA * scale)
+    prior_div = np.where(prob.is_group, 1.0 / np.sqrt(opts.group_pseudo_rows), PRIOR_SIGMA * scale)
 
     def res_of(lr, kind):
         return np.expm1(lr) if kind == "rel" else lr
@@ -273,10 +293,10 @@ def _fit(prob: Problem, idx: np.ndarray, max_nfev: int = 40) -> np.ndarray:
     # the robust loss is applied to the weighted residual of each row before the 1/sqrt(n) scale, so
     # f_scale is in the residual's own units (0.25 in log space, 1.0 = 100 % relative error)
     def resid_rows(out_tpot, out_ttft, X):
-        r1 = w * res_of(np.log(out_tpot / tpot), RESIDUAL["tpot"])
-        r2 = w_ttft * res_of(np.log(np.maximum(out_ttft, 1e-6) / ttft), RESIDUAL["ttft"])
+        r1 = w * res_of(np.log(out_tpot / tpot), opts.residual["tpot"])
+        r2 = w_ttft * res_of(np.log(np.maximum(out_ttft, 1e-6) / ttft), opts.residual["ttft"])
         pr = (X - prior) / prior_div
-        parts = [_robust(f, *LOSSES[name]) for name, f in (("tpot", r1), ("ttft", r2), ("prior", pr))]
+        parts = [_robust(f, *opts.losses[name]) for name, f in (("tpot", r1), ("ttft", r2), ("prior", pr))]
         return np.concatenate(parts) / scale
 
     def resid(x):
@@ -287,7 +307,8 @@ def _fit(prob: Problem, idx: np.ndarray, max_nfev: int = 40) -> np.ndarray:
 
     def jac(x):
         X = np.vstack([x, x + h * np.eye(npar)])
-        out = M.evaluate(prob.rows_multi(X, idx), prob.arch, prob.eff_multi(X, idx), breakdown=False)
+        out = M.evaluate(prob.rows_multi(X, idx), prob.arch, prob.eff_multi(X, idx), breakdown=False,
+                         options=opts.model)
         tp = out["tpot"].reshape(k, n)
         tf = out["ttft"].reshape(k, n)
         R = np.vstack([resid_rows(tp[i], tf[i], X[i]) for i in range(k)])
@@ -318,7 +339,8 @@ def _ratios(prob: Problem, x, idx) -> dict:
     if prob.mtp[idx].any():
         c = prob.rows_multi(np.asarray(x)[None, :], idx)
         c.m = np.zeros_like(c.m)
-        out0 = M.evaluate(c, prob.arch, prob.eff_multi(np.asarray(x)[None, :], idx), breakdown=False)
+        out0 = M.evaluate(c, prob.arch, prob.eff_multi(np.asarray(x)[None, :], idx), breakdown=False,
+                          options=prob.options.model)
         res["tpot_mtp0"] = out0["tpot"] / r.tpot_s.to_numpy()
     else:
         res["tpot_mtp0"] = res["tpot"]
@@ -348,12 +370,13 @@ def _catalog(catalog):
     return catalog
 
 
-def validate(silicon_csv: Path | None = None, catalog=None, max_nfev: int = 40, **problem_kw
-             ) -> tuple[pd.DataFrame, dict]:
+def validate(silicon_csv: Path | None = None, catalog=None, max_nfev: int = 40,
+             options: FitOptions | None = None) -> tuple[pd.DataFrame, dict]:
     """Leave-one-system-out: fit on the other systems, predict the held-out one. Grouped factors
-    (per framework) of the held-out system come from the other systems' rows."""
+    (per framework) of the held-out system come from the other systems' rows. `options`: the
+    engine's unless an ablation passes others."""
     rows, stats = load_rows(silicon_csv)
-    prob = Problem(rows, _catalog(catalog), **problem_kw)
+    prob = Problem(rows, _catalog(catalog), options)
     systems = sorted(rows.system.unique())
     table, pooled = [], []
     for s in systems:
@@ -377,9 +400,9 @@ def validate(silicon_csv: Path | None = None, catalog=None, max_nfev: int = 40, 
     return df, overall
 
 
-def ablations(silicon_csv: Path | None = None, catalog=None, max_nfev: int = 40) -> pd.DataFrame:
-    """The leave-one-system-out validation with one ingredient of the model removed at a time
-    (docs/simulator.md, "What each change is worth")."""
+def ablation_variants() -> list[tuple[str, FitOptions]]:
+    """The variants `ablations` validates: the engine first, then one ingredient removed or
+    replaced at a time (docs/simulator.md, "What each change is worth")."""
     no_fw = {k: p[:3] + (None,) for k, p in PARAMS.items()}
     no_treq = {k: p for k, p in PARAMS.items() if k != "t_req"}
     no_burst = {k: p for k, p in PARAMS.items() if k not in ("burst_agg", "burst_disagg")}
@@ -387,52 +410,44 @@ def ablations(silicon_csv: Path | None = None, catalog=None, max_nfev: int = 40)
     fam_t_layer = dict(no_fw, t_layer=PARAMS["t_layer"][:3] + ("family",))
     fw_fixed = dict(PARAMS, **{k: PARAMS[k][:3] + ("framework",)
                                for k in ("ttft_fixed_agg", "ttft_fixed_disagg")})
-    tpot_soft = dict(LOSSES, tpot=LOSSES_041["tpot"])
-    variants = [
-        ("this model (0.5.0)", {}),
+    batch = M.ModelOptions(queue_form="batch")
+    return [
+        ("this model (0.5.0)", FitOptions()),
         ("0.4.1's loss: both in log space, soft-L1 0.25",
-         {"calibration": {"RESIDUAL": RESIDUAL_041, "LOSSES": LOSSES_041}}),
-        ("TPOT with 0.4.1's soft-L1 loss (TTFT as 0.5.0)", {"calibration": {"LOSSES": tpot_soft}}),
+         FitOptions(residual=RESIDUAL_041, losses=LOSSES_041)),
+        ("TPOT with 0.4.1's soft-L1 loss (TTFT as 0.5.0)",
+         FitOptions(losses=dict(LOSSES, tpot=LOSSES_041["tpot"]))),
         ("TTFT in log space with a robust arctan loss (TPOT as 0.5.0)",
-         {"calibration": {"RESIDUAL": RESIDUAL_041, "LOSSES": dict(LOSSES, ttft=("arctan", 0.25))}}),
+         FitOptions(residual=RESIDUAL_041, losses=dict(LOSSES, ttft=("arctan", 0.25)))),
         ("TTFT relative error, plain least squares",
-         {"calibration": {"LOSSES": dict(LOSSES, ttft=("linear", 1.0))}}),
-        ("HBM read as catalog GB x 1e9 (0.3.0's KV accounting)",
-         {"hardware": {"USE_RUNTIME_MEMORY": False}}),
-        ("without the closed-loop TTFT bound", {"model": {"TTFT_BOUND": False}}),
+         FitOptions(losses=dict(LOSSES, ttft=("linear", 1.0)))),
+        ("HBM read as catalog GB x 1e9 (0.3.0's KV accounting)", FitOptions(runtime_memory=False)),
+        ("without the closed-loop TTFT bound",
+         FitOptions(model=M.ModelOptions(ttft_bound=False))),
         ("batch-service prefill queue, no q_wait (0.4.0's TTFT)",
-         {"model": {"QUEUE_FORM": "batch"}, "params": BATCH_PARAMS}),
+         FitOptions(model=batch, params=BATCH_PARAMS)),
         ("batch queue, a batch always running (no idle chance)",
-         {"model": {"QUEUE_FORM": "batch", "BATCH_BUSY": "always"}, "params": BATCH_PARAMS}),
-        ("batch queue without the burst term",
-         {"model": {"QUEUE_FORM": "batch"}, "params": batch_no_burst}),
-        ("without the burst term (M/D/1 queue)", {"params": no_burst}),
-        ("per-framework fixed TTFT latency", {"params": fw_fixed}),
-        ("M/D/1 queue, no iteration wait (0.2.0's TTFT)", {"model": {"ITER_WAIT": 0.0}}),
-        ("without the MTP flag (every row MTP0)", {"mtp_mode": "none"}),
-        ("without the TTFT artefact rule", {"artefact_rule": False}),
-        ("without per-framework factors", {"params": no_fw}),
-        ("without t_req (agg. per-request TTFT cost)", {"params": no_treq}),
-        ("TTFT weight 0.5 (as 0.1.0)", {"ttft_weight": 0.5}),
-        ("per-family t_layer, no framework (as 0.1.0)", {"params": fam_t_layer}),
+         FitOptions(model=M.ModelOptions(queue_form="batch", batch_busy="always"),
+                    params=BATCH_PARAMS)),
+        ("batch queue without the burst term", FitOptions(model=batch, params=batch_no_burst)),
+        ("without the burst term (M/D/1 queue)", FitOptions(params=no_burst)),
+        ("per-framework fixed TTFT latency", FitOptions(params=fw_fixed)),
+        ("M/D/1 queue, no iteration wait (0.2.0's TTFT)",
+         FitOptions(model=M.ModelOptions(iter_wait=0.0))),
+        ("without the MTP flag (every row MTP0)", FitOptions(mtp_mode="none")),
+        ("without the TTFT artefact rule", FitOptions(artefact_rule=False)),
+        ("without per-framework factors", FitOptions(params=no_fw)),
+        ("without t_req (agg. per-request TTFT cost)", FitOptions(params=no_treq)),
+        ("TTFT weight 0.5 (as 0.1.0)", FitOptions(ttft_weight=0.5)),
+        ("per-family t_layer, no framework (as 0.1.0)", FitOptions(params=fam_t_layer)),
     ]
+
+
+def ablations(silicon_csv: Path | None = None, catalog=None, max_nfev: int = 40) -> pd.DataFrame:
+    """The leave-one-system-out validation of every `ablation_variants()` entry, one row each."""
     out = []
-    for name, kw in variants:
-        kw = dict(kw)
-        from opx.simulate import hardware as H
-        import sys
-        patches = [(M, kw.pop("model", {})), (H, kw.pop("hardware", {})),
-                   (sys.modules[__name__], kw.pop("calibration", {}))]
-        saved = [(mod, {k: getattr(mod, k) for k in d}) for mod, d in patches]
-        for mod, d in patches:
-            for k, v in d.items():
-                setattr(mod, k, v)
-        try:
-            df, ov = validate(silicon_csv, catalog, max_nfev, **kw)
-        finally:
-            for mod, d in saved:
-                for k, v in d.items():
-                    setattr(mod, k, v)
+    for name, options in ablation_variants():
+        df, ov = validate(silicon_csv, catalog, max_nfev, options)
         out.append({"variant": name, **{k: ov[k] for k in (
             "tpot_mdape", "ttft_mdape", "throughput_mdape", "ttft_mdape_all_rows",
             "throughput_mdape_all_rows", "tpot_mdape_all_mtp0")},
@@ -446,8 +461,7 @@ def default_calibration_path() -> Path:
     return ROOT / "data" / "simulator" / "calibration.json"
 
 
-def calibrate(silicon_csv: Path | None = None, out: Path | None = None, catalog=None,
-              with_validation: bool = True) -> dict:
+def calibrate(silicon_csv: Path | None = None, out: Path | None = None, catalog=None) -> dict:
     """Refit on all rows, run the leave-one-system-out validation, write calibration.json."""
     path = resolve_path(silicon_csv)
     t0 = time.perf_counter()
@@ -488,7 +502,7 @@ def calibrate(silicon_csv: Path | None = None, out: Path | None = None, catalog=
         "borrow": BORROW,
         "factors": factors,
         "calibration_only": {
-            **nuisance, "mtp_depth": MTP_CAL_DEPTH, "mtp_mode": prob.mtp_mode,
+            **nuisance, "mtp_depth": MTP_CAL_DEPTH, "mtp_mode": prob.options.mtp_mode,
             "mtp_rows": int(prob.mtp.sum()),
             "note": f"mtp_accept is the per-draft acceptance the MTP-suspect rows imply at "
                     f"MTP{MTP_CAL_DEPTH}; it is not used by simulate() (SimKnobs.mtp_acceptance is)",
@@ -498,25 +512,18 @@ def calibrate(silicon_csv: Path | None = None, out: Path | None = None, catalog=
         "in_sample": {"overall": errors(prob, x, np.arange(len(rows))),
                       "per_system": {s: errors(prob, x, np.flatnonzero(rows.system.to_numpy() == s))
                                      for s in sorted(rows.system.unique())}},
-        "regenerate": "python -m opx.simulate calibrate",
+        "regenerate": "python -m opx simulate --calibrate",
     }
-    if with_validation:
-        df, overall = validate(path, catalog)
-        result["validation"] = {
-            "method": "leave-one-system-out: fit without the system, predict its rows; MdAPE = "
-                      "median absolute percentage error; TTFT and throughput over rows whose TTFT "
-                      "is not a rule-9 artefact (the *_all_rows keys: every row)",
-            "per_system": df.to_dict(orient="records"),
-            "overall": {k: v2 for k, v2 in overall.items() if k != "rows"},
-        }
+    df, overall = validate(path, catalog)
+    result["validation"] = {
+        "method": "leave-one-system-out: fit without the system, predict its rows; MdAPE = "
+                  "median absolute percentage error; TTFT and throughput over rows whose TTFT "
+                  "is not a rule-9 artefact (the *_all_rows keys: every row)",
+        "per_system": df.to_dict(orient="records"),
+        "overall": {k: v2 for k, v2 in overall.items() if k != "rows"},
+    }
     result["seconds"] = round(time.perf_counter() - t0, 2)
     out = Path(out) if out is not None else default_calibration_path()
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2, sort_keys=False) + "\n")
     return result
-
-
-if __name__ == "__main__":   # prefer: python -m opx.simulate calibrate
-    import sys
-    res = calibrate(Path(sys.argv[1]) if len(sys.argv) > 1 else None)
-    print(json.dumps(res.get("validation", {}), indent=2))

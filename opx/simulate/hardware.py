@@ -39,8 +39,8 @@ HBM_RESERVE_GB = 2.0
 # B200 180 GiB, GB200 189,471 MiB, GB300 284,208 MiB, B300 275,040 MiB. 0.1.0-0.3.0 read the catalog's
 # `hbm_gb` as 10^9 bytes, 7.4 % short on H100/H200/B200 (B200: 180e9 instead of 193.3e9 B, 13.3 GB
 # per GPU) and 6.8 % on GB200 (186e9 instead of 198.7e9 B). A GPU without a reported figure keeps the
-# catalog value x 10^9 (conservative; `hbm_source` says which was used).
-USE_RUNTIME_MEMORY = True      # False: 0.3.0's accounting (catalog GB x 1e9), for the ablation
+# catalog value x 10^9 (conservative; `hbm_source` says which was used). `hw_spec(...,
+# runtime_memory=False)` reads every GPU that way (0.3.0's accounting; an ablation).
 RUNTIME_MEMORY_BYTES = {
     "h100": 80 * 2**30,
     "h200": 141 * 2**30,
@@ -74,7 +74,10 @@ class HwSpec:
 
 
 def hw_spec(hw: Hardware, fp4_dense_pflops: float | None = None,
-            hbm_tb_s: float | None = None) -> HwSpec:
+            hbm_tb_s: float | None = None, runtime_memory: bool = True) -> HwSpec:
+    """The simulator's figures for one catalog GPU; `fp4_dense_pflops` and `hbm_tb_s` override the
+    catalog (and are marked assumed). `runtime_memory=False` reads the memory as catalog GB x 1e9
+    even where the runtime's figure is known (0.3.0's accounting, for the ablation runner)."""
     assumed = [name for name in ("fp4_dense_pflops", "fp8_dense_pflops", "bf16_dense_pflops",
                                  "hbm_gb", "hbm_tb_s", "scale_up_tb_s", "power_w_all_in")
                if getattr(hw, name) is not None and getattr(hw, name).assumed]
@@ -86,7 +89,7 @@ def hw_spec(hw: Hardware, fp4_dense_pflops: float | None = None,
     if hbm_tb_s is not None:
         bw = float(hbm_tb_s)
         assumed.append("hbm_tb_s (knob override)")
-    runtime = USE_RUNTIME_MEMORY and hw.slug in RUNTIME_MEMORY_BYTES
+    runtime = runtime_memory and hw.slug in RUNTIME_MEMORY_BYTES
     return HwSpec(slug=hw.slug, family=FAMILY.get(hw.slug, "other"), system_gpus=hw.system_gpus,
                   fp4_pflops=fp4, fp8_pflops=hw.fp8_dense_pflops.value,
                   bf16_pflops=hw.bf16_dense_pflops.value, hbm_gb=hw.hbm_gb.value,

@@ -11,8 +11,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-KINDS = ("TP", "TEP", "DEP")
-
 
 @dataclass(frozen=True)
 class Pool:

@@ -6,14 +6,14 @@ Units: seconds, bytes, FLOP, tokens. Formulas: docs/simulator.md.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
-from types import SimpleNamespace  # noqa: F401  (re-exported for calibration)
+from dataclasses import dataclass
+from types import SimpleNamespace
 
 import numpy as np
 
 from opx.simulate.arch import Arch
 
-# Fixed modelling constants (assumptions, docs/simulator.md "Parameters").
+# Fixed modelling constants (assumptions, docs/simulator.md "Parameters and assumptions").
 PREFILL_BATCH_TOKENS = 16384     # tokens one attention rank prefills per batch (max_num_batched_tokens)
 ACT_BYTES = 2                    # activations in BF16 for all-reduce
 DISPATCH_BYTES, COMBINE_BYTES = 1, 2   # EP dispatch in FP8, combine in BF16 (DeepEP practice)
@@ -21,24 +21,44 @@ SCALE_OUT_ALPHA_MULT = 4.0       # a collective over the scale-out network has 4
 P2P_ALPHA_S = 10e-6              # pipeline-parallel hand-off latency (AIConfigurator's 10 us)
 FP4_BYTES = 0.5625               # NVFP4: 4 bits + one FP8 scale per 16 values
 PREFILL_NET_ETA = 0.7            # prefill collectives move large messages: 70% of the link (assumed)
-# TTFT burst form: "drain" (0.2.0: burst x C s_req / n_pf) or "wave" (requests return in waves
-# spread over WAVE_WINDOW x the decode time; only the drain beyond that window queues)
-BURST_FORM = "drain"
-# chunked prefill in aggregated engines: a new request waits for the running iteration (half a decode
-# step on average) and its prefill chunk shares an iteration with one decode step: + 1.5 T_step
-ITER_WAIT = 1.5
 WAVE_WINDOW = 0.2                # a priori: output lengths drawn in [0.8 L, L] spread a wave over 0.2 L
-# prefill queue form: "md1" (0.1.0-0.3.0 and 0.4.1: q_wait x S_full x u/(1-u), fitted q_wait, plus the
-# ITER_WAIT chunked-prefill wait) or "batch" (0.4.0 only, now an ablation: a batch-service queue; a
-# request waits half the running batch on average, then its own batch, whose length grows with the
-# requests that arrived meanwhile: no fitted constant). 0.4.1 went back to "md1": "batch" gained
-# nothing in held-out TTFT (42.9 -> 42.7 %, within noise) and worsened held-out TPOT per system
-# (H100 16.2 -> 20.6 %, GB300 14.3 -> 16.2 %; docs/simulator.md, changelog)
-QUEUE_FORM = "md1"
-BATCH_BUSY = "rate"              # "rate": a batch is running with probability min(lam S1 / n, 1); "always"
-# closed-loop bound on TTFT: no request waits for more than the other C - 1 requests' prefills (each
-# alone) and, when the decode pool is full, the decode lifetimes ahead of it
-TTFT_BOUND = True
+
+
+@dataclass(frozen=True)
+class ModelOptions:
+    """Structural choices of the serving model. The defaults are the engine's; the other values are
+    earlier versions' forms, kept so the ablation runner (`ablation_variants` in
+    opx/simulate/calibration.py) can measure what each choice is worth. Passed to `evaluate`."""
+    # prefill queue: "md1" (0.1.0-0.3.0 and since 0.4.1: q_wait x S_full x u/(1-u), fitted q_wait,
+    # plus the chunked-prefill iteration wait) or "batch" (0.4.0 only: a batch-service queue; a
+    # request waits half the running batch on average, then its own batch, whose length grows with
+    # the requests that arrived meanwhile: no fitted constant). 0.4.1 went back to "md1": "batch"
+    # gained nothing in held-out TTFT and worsened held-out TPOT per system (docs/simulator.md).
+    queue_form: str = "md1"
+    # batch queue only: "rate" (a batch is running with probability min(lam (S1 + t_it) / n, 1)) or
+    # "always" (a batch is always running)
+    batch_busy: str = "rate"
+    # chunked prefill in aggregated engines (M/D/1 queue): a new request waits for the running
+    # iteration (half a decode step on average) and its prefill chunk shares an iteration with one
+    # decode step: + 1.5 T_step (0.3.0; 0.0 is 0.2.0's TTFT)
+    iter_wait: float = 1.5
+    # closed-loop TTFT burst: "drain" (0.2.0 on: burst x C s_req / n_pf), "wave" (0.3.0 trial:
+    # requests return in waves spread over WAVE_WINDOW x the decode time, burst x drain^2 / (drain +
+    # window)) or "hinge" (0.3.0 trial: burst x max(drain - window, 0)); "wave" and "hinge" add no
+    # iteration wait
+    burst_form: str = "drain"
+    # closed-loop bound on TTFT (0.4.0 on): no request waits for more than the other C - 1
+    # requests' prefills (each alone) and, when the decode pool is full, the decode lifetimes ahead
+    ttft_bound: bool = True
+
+    def __post_init__(self):
+        for name, allowed in (("queue_form", ("md1", "batch")), ("batch_busy", ("rate", "always")),
+                              ("burst_form", ("drain", "wave", "hinge"))):
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"{name} {getattr(self, name)!r}: use one of {allowed}")
+
+
+ENGINE_OPTIONS = ModelOptions()
 
 
 @dataclass
@@ -61,15 +81,6 @@ class Eff:
                                   # engine that also prefills (streaming, detokenization,
                                   # scheduler bookkeeping), s per request
 
-    def take(self, idx: np.ndarray | None = None) -> "Eff":
-        if idx is None:
-            return self
-        out = {}
-        for f in fields(self):
-            v = getattr(self, f.name)
-            out[f.name] = v[idx] if isinstance(v, np.ndarray) and v.ndim else v
-        return Eff(**out)
-
 
 ROW_FIELDS = ("bw", "p_e", "p_nr", "p_att", "link", "domain", "scale_out", "hbm",
               "s_nr", "s_e", "d_tp", "d_dp", "d_ep", "d_moetp", "d_pp", "n_d",
@@ -84,10 +95,6 @@ def rows(**kw) -> SimpleNamespace:
         raise TypeError(f"missing row fields: {missing}")
     arrs = np.broadcast_arrays(*[np.asarray(kw[f], dtype=float) for f in ROW_FIELDS])
     return SimpleNamespace(**{f: np.array(v, dtype=float) for f, v in zip(ROW_FIELDS, arrs)})
-
-
-def subset(c: SimpleNamespace, idx) -> SimpleNamespace:
-    return SimpleNamespace(**{k: v[idx] for k, v in vars(c).items()})
 
 
 # -- pieces ------------------------------------------------------------------------------------
@@ -268,8 +275,10 @@ def _solve_rate(A, Q, lam_max, C):
     return 2 * C / (a1 + np.sqrt(disc))
 
 
-def evaluate(c, a: Arch, e: Eff, iterations: int = 4, breakdown: bool = True) -> dict:
-    """Closed-loop operating point of every row: TPOT, TTFT, request rate and throughputs."""
+def evaluate(c, a: Arch, e: Eff, iterations: int = 4, breakdown: bool = True,
+             options: ModelOptions = ENGINE_OPTIONS) -> dict:
+    """Closed-loop operating point of every row: TPOT, TTFT, request rate and throughputs, with the
+    model's structural `options` (the engine's unless an ablation asks otherwise)."""
     isl, osl, C = c.isl, c.osl, c.conc
     n_new = isl * (1 - c.hit)
     ctx = isl + osl / 2                                   # mean context during decode
@@ -296,15 +305,15 @@ def evaluate(c, a: Arch, e: Eff, iterations: int = 4, breakdown: bool = True) ->
     fixed = np.where(agg, e.t_req * C / c.n_d + e.ttft_fixed_agg, e.ttft_fixed_disagg)
 
     def burst_of(tpot):
-        if BURST_FORM == "wave":
+        if options.burst_form == "wave":
             w = WAVE_WINDOW * (osl - 1) * tpot
             return b_fw * drain * drain / (drain + w) + fixed
-        if BURST_FORM == "hinge":
+        if options.burst_form == "hinge":
             w = WAVE_WINDOW * (osl - 1) * tpot
             return b_fw * np.maximum(drain - w, 0.0) + fixed
-        if QUEUE_FORM == "batch":        # the iteration wait is inside the batch-service queue
+        if options.queue_form == "batch":   # the iteration wait is inside the batch-service queue
             return b_fw * drain + fixed
-        return b_fw * drain + fixed + np.where(agg, ITER_WAIT * tpot * tau, 0.0)
+        return b_fw * drain + fixed + np.where(agg, options.iter_wait * tpot * tau, 0.0)
 
     # batch-service queue: a batch of j requests takes S(j) = S0 + j s_m (S0: weight reads, per-layer
     # and per-step costs; s_m: the marginal request), interpolated between S1 and S_full; aggregated
@@ -314,17 +323,17 @@ def evaluate(c, a: Arch, e: Eff, iterations: int = 4, breakdown: bool = True) ->
 
     def queue_of(tpot, lam_prev):
         """(extra TTFT at u = 0, coefficient of u/(1-u)) of the prefill queue."""
-        if QUEUE_FORM == "batch":
+        if options.queue_form == "batch":
             t_it = np.where(agg, tpot * tau, 0.0)
             busy = np.minimum(lam_prev * (S1 + t_it) / n_pf, 1.0)  # chance a batch is running
-            if BATCH_BUSY == "always":
+            if options.batch_busy == "always":
                 busy = np.ones_like(busy)
             return batch_queue_terms(S1, S0, t_it, busy)
         return 0.0 * S1, e.q_wait * S_full
 
     burst = burst_of(0.0)
     B = np.minimum(C / c.n_d, cap)
-    lam = C / np.maximum(S1 + xfer + burst, 1e-9) * 0.0
+    lam = np.zeros_like(C)                                # no request rate before the first pass
     for it in range(iterations + 1):
         st = decode_step(B, ctx, c, a, e)
         tpot = st["t_step"] / tau
@@ -349,7 +358,7 @@ def evaluate(c, a: Arch, e: Eff, iterations: int = 4, breakdown: bool = True) ->
     tpot_eff = np.where(agg, tpot / np.maximum(1 - u, 1e-9), tpot)
     ttft = C / np.maximum(lam, 1e-12) - (osl - 1) * tpot_eff   # Little's law
     ttft = np.maximum(ttft, S1 + xfer)
-    if TTFT_BOUND:
+    if options.ttft_bound:
         # closed loop: at most C - 1 other requests are in the system. A new request can wait for
         # each of their prefills (served one at a time: S1 each, batching only helps) and, if the
         # decode pool holds fewer than C sequences, for the decode lifetimes ahead of it.

@@ -292,7 +292,7 @@ def write(out: Path | None = None, fixtures: Path | None = None, catalog=None) -
                      "min_sources": MIN_SOURCES,
                      "ttft_artefact": f"TTFT percentile > {ARTEFACT_T0_S:g} s + C x ISL / "
                                       f"({ARTEFACT_TOKENS_PER_GPU_S:g} tok/s x GPUs)"},
-           **res, "regenerate": "python -m opx.simulate spread"}
+           **res, "regenerate": "python -m opx simulate --spread"}
     path = Path(out) if out is not None else default_spread_path()
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(doc, indent=2) + "\n")

@@ -90,7 +90,7 @@ def test_ttft_artefact_rule(catalog):
     bound = K.ARTEFACT_T0_S + rows.conc * rows.isl_label / (K.ARTEFACT_TOKENS_PER_GPU_S * g_pre)
     assert (rows.ttft_s[art] > bound[art]).all()
     # the rule never removes a row's TPOT: the fit uses every row for TPOT
-    assert K.Problem(rows, catalog, artefact_rule=False).artefact.sum() == 0
+    assert K.Problem(rows, catalog, K.FitOptions(artefact_rule=False)).artefact.sum() == 0
 
 
 @needs_fixture
@@ -124,3 +124,58 @@ def test_part_losses_are_scipys_robust_losses():
         assert (np.sign(g) == np.sign(f)).all()
         assert np.allclose(g[np.abs(f) < 0.03], f[np.abs(f) < 0.03], rtol=0.02)   # ~f near 0
     assert K.RESIDUAL == {"tpot": "log", "ttft": "rel"}
+
+
+def test_ablation_variants_are_explicit_options():
+    """Every ablation is a FitOptions passed down to the fit; the first is the engine itself, and
+    building them changes no module state."""
+    from opx.simulate import hardware as H
+    from opx.simulate import model as M
+    state = (dict(K.PARAMS), dict(K.RESIDUAL), dict(K.LOSSES), M.ENGINE_OPTIONS, dict(H.RUNTIME_MEMORY_BYTES))
+    variants = K.ablation_variants()
+    names = [n for n, _ in variants]
+    assert len(set(names)) == len(names) == 19
+    assert names[0] == "this model (0.5.0)" and variants[0][1] == K.FitOptions()
+    assert all(isinstance(o, K.FitOptions) for _, o in variants)
+    assert len({repr(o) for _, o in variants}) == len(variants)       # no two alike
+    by_name = dict(variants)
+    assert by_name["HBM read as catalog GB x 1e9 (0.3.0's KV accounting)"].runtime_memory is False
+    assert by_name["batch-service prefill queue, no q_wait (0.4.0's TTFT)"].model.queue_form == "batch"
+    assert "q_wait" not in by_name["batch-service prefill queue, no q_wait (0.4.0's TTFT)"].params
+    assert by_name["M/D/1 queue, no iteration wait (0.2.0's TTFT)"].model.iter_wait == 0.0
+    assert by_name["without the MTP flag (every row MTP0)"].mtp_mode == "none"
+    assert state == (K.PARAMS, K.RESIDUAL, K.LOSSES, M.ENGINE_OPTIONS, H.RUNTIME_MEMORY_BYTES)
+
+
+def test_ablations_pass_each_variant_down(monkeypatch):
+    """ablations() validates each variant with its own options, one call each, in order."""
+    import pandas as pd
+    seen = []
+
+    def fake_validate(silicon_csv, catalog, max_nfev, options):
+        seen.append(options)
+        df = pd.DataFrame([{"system": "b200_sxm", "tpot_mdape": 1.0, "ttft_mdape": 2.0}])
+        keys = ("tpot_mdape", "ttft_mdape", "throughput_mdape", "ttft_mdape_all_rows",
+                "throughput_mdape_all_rows", "tpot_mdape_all_mtp0")
+        return df, {k: float(len(seen)) for k in keys}
+    monkeypatch.setattr(K, "validate", fake_validate)
+    table = K.ablations(max_nfev=1)
+    assert seen == [o for _, o in K.ablation_variants()]
+    assert list(table.variant) == [n for n, _ in K.ablation_variants()]
+    assert list(table.tpot_mdape) == [float(i) for i in range(1, 20)]
+    assert {"tpot_b200_sxm", "ttft_b200_sxm"} <= set(table.columns)
+
+
+@needs_fixture
+def test_an_ablation_option_reaches_the_model(catalog):
+    """The options a Problem is built with are the ones its predictions use."""
+    rows, _ = load_rows(SILICON)
+    base = K.Problem(rows, catalog)
+    x0 = base.bounds()[2]
+    batch = K.Problem(rows, catalog, K.FitOptions(model=K.M.ModelOptions(queue_form="batch"),
+                                                  params=K.BATCH_PARAMS))
+    no_mem = K.Problem(rows, catalog, K.FitOptions(runtime_memory=False))
+    ttft = base.predict(x0, breakdown=False)["ttft"]
+    assert not np.allclose(batch.predict(batch.bounds()[2], breakdown=False)["ttft"], ttft)
+    assert (no_mem.c.hbm <= base.c.hbm).all() and (no_mem.c.hbm < base.c.hbm).any()
+    assert np.array_equal(K.Problem(rows, catalog).predict(x0, breakdown=False)["ttft"], ttft)

@@ -106,7 +106,7 @@ def test_stored_fit_matches_a_refit():
         pytest.skip(f"shared fixtures {SHARED_FIXTURES} are absent (the spread fit reads them)")
     shared_fixtures = SHARED_FIXTURES
     doc = spread.load()
-    assert doc is not None, "data/simulator/spread.json is missing: python -m opx.simulate spread"
+    assert doc is not None, "data/simulator/spread.json is missing: python -m opx simulate --spread"
     res = spread.fit(shared_fixtures)
     for name, e in doc["percentiles"].items():
         assert res["percentiles"][name]["status"] == e["status"]

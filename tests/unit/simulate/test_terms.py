@@ -120,17 +120,17 @@ def test_per_request_ttft_cost_is_aggregated_only(catalog, r1):
     assert d1 == pytest.approx(d0)
 
 
-def test_chunked_prefill_iteration_wait_is_aggregated_only(catalog, r1, monkeypatch):
-    """0.3.0: an aggregated engine's TTFT adds ITER_WAIT decode steps (1.5: half an iteration's
+def test_chunked_prefill_iteration_wait_is_aggregated_only(catalog, r1):
+    """0.3.0: an aggregated engine's TTFT adds `iter_wait` decode steps (1.5: half an iteration's
     wait, then one iteration shared with decode); a disaggregated prefill pool does not."""
-    assert M.ITER_WAIT == 1.5
-    assert M.QUEUE_FORM == "md1"                    # 0.4.1 (0.4.0's batch queue carried the step itself)
+    assert M.ENGINE_OPTIONS.iter_wait == 1.5
+    assert M.ENGINE_OPTIONS.queue_form == "md1"     # 0.4.1 (0.4.0's batch queue carried the step itself)
     e = M.Eff(q_wait=0.1, burst_agg=0.1, burst_disagg=0.1, ttft_fixed_agg=0.1, ttft_fixed_disagg=0.1)
     agg = _row(catalog, conc=1, osl=1000)      # C = 1: no queue, so no closed-loop feedback to speak of
     dis = _row(catalog, conc=1, osl=1000, agg=0, n_p=1)
     with_wait_a, with_wait_d = M.evaluate(agg, r1, e), M.evaluate(dis, r1, e)
-    monkeypatch.setattr(M, "ITER_WAIT", 0.0)
-    no_wait_a, no_wait_d = M.evaluate(agg, r1, e), M.evaluate(dis, r1, e)
+    no_wait = M.ModelOptions(iter_wait=0.0)
+    no_wait_a, no_wait_d = M.evaluate(agg, r1, e, options=no_wait), M.evaluate(dis, r1, e, options=no_wait)
     step = with_wait_a["t_step"][0]
     assert with_wait_a["ttft"][0] - no_wait_a["ttft"][0] == pytest.approx(1.5 * step, rel=0.05)
     assert with_wait_d["ttft"][0] == pytest.approx(no_wait_d["ttft"][0])
@@ -144,7 +144,7 @@ def test_runtime_memory_bytes(catalog):
     assert hw_spec(catalog.hardware["vr-nvl72"]).hbm_bytes == 288e9       # no runtime figure: GB x 1e9
 
 
-def test_gb200_dep4_fp8_holds_its_measured_batch(catalog, r1, monkeypatch):
+def test_gb200_dep4_fp8_holds_its_measured_batch(catalog, r1):
     """SGLang ran R1 FP8 with a 4-GPU decode pool (attention DP4, MoE TP4) on GB200 at C = 128,
     1k/1k. By hand: weights per GPU = NR + 256 P_e / 4 = 16.55 + 163.6 = 180.2 GB; KV budget =
     0.96 x 198.67 GB - 2 GB - 180.2 GB = 8.57 GB; one sequence of 0.9 x 2048 = 1843 tokens holds
@@ -157,9 +157,7 @@ def test_gb200_dep4_fp8_holds_its_measured_batch(catalog, r1, monkeypatch):
     assert b[0] == pytest.approx(budget)
     assert cap[0] == pytest.approx(budget / (1843 * 35136) * 4)
     assert 520 < cap[0] < 540 and cap[0] >= 128
-    from opx.simulate import hardware as H
-    monkeypatch.setattr(H, "USE_RUNTIME_MEMORY", False)
-    c0 = M.rows(**hw_rows([hw_spec(catalog.hardware["gb200-nvl72"])], ["fp8"]),
+    c0 = M.rows(**hw_rows([hw_spec(catalog.hardware["gb200-nvl72"], runtime_memory=False)], ["fp8"]),
                 **{k: getattr(c, k) for k in M.ROW_FIELDS if k not in (
                     "bw", "p_e", "p_nr", "p_att", "link", "domain", "scale_out", "hbm", "s_nr", "s_e")})
     assert M.kv_capacity(r1, c0, np.array([1843.0]))[1][0] < 0
@@ -178,14 +176,13 @@ def test_batch_queue_terms_by_hand():
     assert q0 == pytest.approx(0.0) and qc == pytest.approx(0.04)
 
 
-def test_batch_queue_in_evaluate_at_low_load(catalog, r1, monkeypatch):
+def test_batch_queue_in_evaluate_at_low_load(catalog, r1):
     """A disaggregated C = 1 request: TTFT = fixed + S1 + KV hand-off + (busy/2)(S1) with busy =
     lambda S1 (one request in the loop), so within a few % of fixed + S1 + xfer. (The batch queue
     is 0.4.0's form, kept as an ablation since 0.4.1.)"""
-    monkeypatch.setattr(M, "QUEUE_FORM", "batch")
     e = M.Eff(burst_disagg=0.0, ttft_fixed_disagg=0.1)
     c = _row(catalog, conc=1, osl=1000, agg=0, n_p=1)
-    out = M.evaluate(c, r1, e)
+    out = M.evaluate(c, r1, e, options=M.ModelOptions(queue_form="batch"))
     s1 = out["s1"][0]
     xfer = 1000 * r1.kv_bytes_per_token / c.link[0]
     e2e = out["ttft"][0] + 999 * out["tpot"][0]
@@ -203,6 +200,25 @@ def test_ttft_bounded_by_the_closed_loop(catalog, r1):
     c.hbm = np.array([1e9])                         # weights do not fit: no KV room
     out = M.evaluate(c, r1, e)
     assert out["capacity_per_instance"][0] == 0
-    want = 0.1 + M.ITER_WAIT * out["t_step"][0] + 3 * out["s1"][0] + 2 * 99 * out["tpot"][0]
+    want = 0.1 + M.ENGINE_OPTIONS.iter_wait * out["t_step"][0] + 3 * out["s1"][0] + 2 * 99 * out["tpot"][0]
     assert out["ttft"][0] == pytest.approx(want)
     assert np.isfinite(out["rate"][0]) and out["rate"][0] > 0
+
+
+def test_model_options_are_explicit_and_leave_the_engine_alone(catalog, r1):
+    """An ablation's options change only the call they are passed to: the engine's defaults, and
+    what evaluate() gives without options, stay as they were (no module state is switched)."""
+    e = M.Eff(q_wait=0.1, burst_agg=0.1, burst_disagg=0.1, ttft_fixed_agg=0.1, ttft_fixed_disagg=0.1)
+    c = _row(catalog, conc=64, osl=1000)
+    before = M.evaluate(c, r1, e)["ttft"][0]
+    for opts in (M.ModelOptions(queue_form="batch"), M.ModelOptions(queue_form="batch", batch_busy="always"),
+                 M.ModelOptions(iter_wait=0.0), M.ModelOptions(burst_form="wave"),
+                 M.ModelOptions(burst_form="hinge"), M.ModelOptions(ttft_bound=False)):
+        M.evaluate(c, r1, e, options=opts)
+    assert M.evaluate(c, r1, e)["ttft"][0] == before
+    assert M.evaluate(c, r1, e, options=M.ModelOptions(queue_form="batch"))["ttft"][0] != before
+    assert M.ENGINE_OPTIONS == M.ModelOptions()
+    with pytest.raises(ValueError, match="queue_form"):
+        M.ModelOptions(queue_form="mm1")
+    assert hw_spec(catalog.hardware["b200"]).hbm_bytes == 180 * 2**30     # default: runtime bytes
+    assert hw_spec(catalog.hardware["b200"], runtime_memory=False).hbm_bytes == 180e9
