@@ -45,7 +45,8 @@ check = col_check.button("Check without importing", disabled=not uploads or not 
 do_import = col_import.button("Import", type="primary", disabled=not uploads or not allowed,
                               key="import", help=why or None)
 
-if (check or do_import) and uploads and allowed:
+# Each write checks permission itself (`require_write`), not only by disabling its control.
+if (check or do_import) and uploads and permissions.require_write():
     meta, bad = data.meta_from_text(meta_text)
     if bad:
         st.error(escape_md(f"error: metadata: expected KEY=VALUE, got: {'; '.join(bad)}"))
@@ -95,7 +96,8 @@ if len(shown):
         ("label", detail.label), ("framework", detail.framework), ("precision", detail.precision),
         ("provenance", detail.provenance), ("source", detail.source),
         ("notes", detail.notes))))
-    if st.button("Delete…", key="delete", disabled=not allowed, help=why or None):
+    if st.button("Delete…", key="delete", disabled=not allowed, help=why or None) \
+            and permissions.require_write():
         st.session_state["pending_delete"] = (chosen, labels[chosen])
 
 # Deleting asks once more, naming the run, before anything is removed.
@@ -107,11 +109,13 @@ if pending:
         st.text(summary)
         yes, no = st.columns(2)
         if yes.button("Delete run", type="primary", key="confirm_delete", disabled=not allowed):
-            with store.writing(data.database()) as con:
-                store.delete_run(con, run_id)
+            if permissions.require_write():
+                with store.writing(data.database()) as con:
+                    store.delete_run(con, run_id)
+                st.session_state.pop("pending_delete")
+                st.session_state["deleted_run"] = summary
+                st.rerun()
             st.session_state.pop("pending_delete")
-            st.session_state["deleted_run"] = summary
-            st.rerun()
         if no.button("Cancel", key="cancel_delete"):
             st.session_state.pop("pending_delete")
             st.rerun()

@@ -2,7 +2,7 @@
 point across pages, and KV-cache pool comparisons."""
 import streamlit as st
 
-from models.view import format_number
+from models.view import format_number, widget_range
 from opx import latency
 from opx.charts import latency_chart
 from ui import data, share, urlstate, widgets
@@ -16,8 +16,8 @@ with st.sidebar:
     widgets.model_and_workload()
     widgets.hardware_picker()
     widgets.percentile_picker("Percentile")
-    st.number_input("Operating point: concurrency (empty = none)", 1.0, 10_000_000.0, value=None,
-                    step=1.0, key="conc",
+    st.number_input("Operating point: concurrency (empty = none)", *widget_range("conc"),
+                    value=None, step=1.0, key="conc",
                     help="Marks this concurrency here and on the Explorer and Compare charts.")
 
 state = urlstate.write_url(urlstate.state_from_widgets())

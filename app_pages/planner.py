@@ -1,7 +1,7 @@
 """Planner (`/planner`): how many GPUs and racks of each system a service needs, from an SLA."""
 import streamlit as st
 
-from models.view import TARGET_MAX, TARGET_MIN
+from models.view import widget_range
 from opx import views
 from opx.charts import planner_chart
 from ui import data, share, urlstate, widgets
@@ -18,12 +18,15 @@ with st.sidebar:
     widgets.hardware_picker("Hardware to consider")
 
 c1, c2, c3 = st.columns(3)
-c1.number_input("SLA: at least tok/s/user", TARGET_MIN, TARGET_MAX, step=1.0, key="target")
+c1.number_input("SLA: at least tok/s/user", *widget_range("target"), step=1.0, key="target")
 widgets.percentile_picker("at percentile", where=c2)
-c3.number_input("SLA: TTFT at most (s; empty = no limit)", 0.01, 3600.0, value=None, key="ttft")
+c3.number_input("SLA: TTFT at most (s; empty = no limit)", *widget_range("ttft"), value=None,
+                key="ttft")
 d1, d2 = st.columns(2)
-d1.number_input("Demand: concurrent sessions", 1.0, 1e9, value=None, step=100.0, key="sessions")
-d2.number_input("or demand: output tokens/s", 1.0, 1e12, value=None, step=1000.0, key="tps",
+d1.number_input("Demand: concurrent sessions", *widget_range("sessions"), value=None, step=100.0,
+                key="sessions")
+d2.number_input("or demand: output tokens/s", *widget_range("tps"), value=None, step=1000.0,
+                key="tps",
                 help="Used when no session count is given.")
 
 state = urlstate.write_url(urlstate.state_from_widgets())

@@ -5,7 +5,7 @@ from urllib.parse import urlencode
 import streamlit as st
 
 from models import ViewState
-from models.simulate_view import FRAMEWORKS, KV_TIERS, PRECISIONS, SimulateState
+from models.simulate_view import FRAMEWORKS, KV_TIERS, PRECISIONS, SimulateState, widget_range
 from opx import metrics, store
 from opx.charts import simulate_chart
 from opx.errors import OpxError
@@ -30,22 +30,23 @@ with st.sidebar:
                  key=f"{PREFIX}model", format_func=catalog.model_name)
     st.selectbox("Workload", [w for w in data.options("workload") if w in catalog.workloads],
                  key=f"{PREFIX}workload", format_func=catalog.workload_name)
-    st.number_input("GPU budget (0 = one system)", 0, 100_000, step=8, key=f"{PREFIX}gpus")
+    st.number_input("GPU budget (0 = one system)", *widget_range("gpus"), step=8,
+                    key=f"{PREFIX}gpus")
     st.text_input("Layout (empty = search all)", key=f"{PREFIX}layout",
                   placeholder='e.g. TP8, DEP16, disagg 2xDEP4+1xDEP32')
     st.header("Knobs")
-    st.slider("MTP depth (search: up to it)", 0, 4, key=f"{PREFIX}mtp")
-    st.slider("MTP acceptance per draft", 0.0, 0.99, step=0.01, key=f"{PREFIX}accept")
-    st.number_input("Prefix-cache hit rate (empty = the workload's)", 0.0, 0.99, value=None,
-                    step=0.01, key=f"{PREFIX}hit")
+    st.slider("MTP depth (search: up to it)", *widget_range("mtp"), key=f"{PREFIX}mtp")
+    st.slider("MTP acceptance per draft", *widget_range("accept"), step=0.01, key=f"{PREFIX}accept")
+    st.number_input("Prefix-cache hit rate (empty = the workload's)", *widget_range("hit"),
+                    value=None, step=0.01, key=f"{PREFIX}hit")
     st.radio("KV offload tier", KV_TIERS, key=f"{PREFIX}kv", horizontal=True)
     st.selectbox("Precision", PRECISIONS, key=f"{PREFIX}precision")
     st.selectbox("Serving framework (calibration factors)", FRAMEWORKS, key=f"{PREFIX}framework",
                  help="pooled: factors fitted on every framework; vLLM has no calibration rows "
                       "and gets the pooled factors.")
-    st.number_input("Dense FP4 PFLOPS per GPU (empty = catalog)", 0.1, 1000.0, value=None,
+    st.number_input("Dense FP4 PFLOPS per GPU (empty = catalog)", *widget_range("fp4"), value=None,
                     key=f"{PREFIX}fp4")
-    st.number_input("HBM TB/s per GPU (empty = catalog)", 0.1, 1000.0, value=None,
+    st.number_input("HBM TB/s per GPU (empty = catalog)", *widget_range("hbm"), value=None,
                     key=f"{PREFIX}hbm")
 
 try:
@@ -108,7 +109,7 @@ with st.expander("Every parameter used, and the validation"):
 
 allowed, why = permissions.can_write()
 if st.button("Save these curves as simulated runs", disabled=not allowed, help=why or None,
-             key="save_simulation"):
+             key="save_simulation") and permissions.require_write():
     try:
         with store.writing(data.database()) as con:
             outcome = store.write_runs(con, result.to_runs())

@@ -1,12 +1,12 @@
 """The Simulate page's state (`/simulate`), parsed from and written to the URL like every view."""
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from models.view import SlugResolver, _choice, _getter, format_number, unknown_params
+from models.view import (SlugResolver, _choice, _getter, _number_in, field_range, format_number,
+                         range_text, ranged, unknown_params)
 
 KV_TIERS = ("none", "pool")
 PRECISIONS = ("auto", "fp4", "fp8", "bf16")
@@ -19,16 +19,18 @@ class SimulateState(BaseModel):
     hw: str = "gb300-nvl72"
     model: str = "deepseek-v4.1-flash"
     workload: str = "agentx"
-    gpus: int = Field(default=0, ge=0, le=100_000)          # 0 = one system of the hardware
-    layout: str = ""                                        # "" = search every layout
-    mtp: int = Field(default=0, ge=0, le=4)
-    accept: float = Field(default=0.8, ge=0, lt=1)
-    hit: float | None = Field(default=None, ge=0, lt=1)     # None = the workload's
+    # Each number's range is stated once, here (`ranged`): links outside it are dropped with a
+    # notice and the page's widgets take their min and max from it (`widget_range`).
+    gpus: int = Field(default=0, **ranged(0, 100_000))          # 0 = one system of the hardware
+    layout: str = ""                                            # "" = search every layout
+    mtp: int = Field(default=0, **ranged(0, 4))
+    accept: float = Field(default=0.8, **ranged(0.0, 0.99))
+    hit: float | None = Field(default=None, **ranged(0.0, 0.99))  # None = the workload's
     kv: str = "none"
     precision: str = "auto"
-    framework: str = "pooled"                               # calibration factors to use
-    fp4: float | None = Field(default=None, gt=0, le=1000)  # override dense FP4 PFLOPS
-    hbm: float | None = Field(default=None, gt=0, le=1000)  # override HBM TB/s
+    framework: str = "pooled"                                   # calibration factors to use
+    fp4: float | None = Field(default=None, **ranged(0.1, 1000.0))  # override dense FP4 PFLOPS
+    hbm: float | None = Field(default=None, **ranged(0.1, 1000.0))  # override HBM TB/s
 
     def to_query(self) -> dict[str, list[str]]:
         default = SimulateState()
@@ -56,20 +58,19 @@ class SimulateState(BaseModel):
                 notices.append(f"Unknown {name} `{raw}` in the link was ignored.")
             else:
                 values[name] = slug
-        for name, kind in (("gpus", int), ("mtp", int), ("accept", float), ("hit", float),
-                           ("fp4", float), ("hbm", float)):
+        for name in NUMBER_FIELDS:
             raw = get(name)
             if raw is None:
                 continue
-            try:
-                value = kind(float(raw)) if kind is int else float(raw)
-                if isinstance(value, float) and not math.isfinite(value):
-                    raise ValueError
-                cls.model_validate({name: value})
-                values[name] = value
-            except ValueError:
-                notices.append(f"`{name}={raw}` in the link is out of range or not a number; "
+            low, high = widget_range(name)
+            whole = cls.model_fields[name].annotation is int
+            value = _number_in(raw, low, high, whole=whole)
+            if value is None:
+                notices.append(f"`{name}={raw[:40]}` in the link is not a "
+                               f"{'whole ' if whole else ''}number {range_text(low, high)}; "
                                "it was ignored.")
+            else:
+                values[name] = int(value) if whole else value
         for name, allowed in (("kv", KV_TIERS), ("precision", PRECISIONS),
                               ("framework", FRAMEWORKS)):
             _choice(get(name), name, allowed, name, values, notices)
@@ -84,3 +85,11 @@ class SimulateState(BaseModel):
 
 
 SIM_FIELDS: tuple[str, ...] = tuple(SimulateState.model_fields)
+NUMBER_FIELDS: tuple[str, ...] = tuple(
+    n for n in SIM_FIELDS if (SimulateState.model_fields[n].json_schema_extra or {}).get("low")
+    is not None)
+
+
+def widget_range(name: str) -> tuple[float, float]:
+    """The (min, max) of the Simulate widget that sets field `name`."""
+    return field_range(SimulateState, name)

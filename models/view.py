@@ -40,10 +40,39 @@ class SlugResolver(Protocol):
     def resolve_workload(self, spelling: str) -> str | None: ...
 
 
-def param(kind: str, label: str, page: str = SHARED, high: float | None = None) -> dict:
-    """A field's URL metadata: its parser `kind`, the words a notice uses, and its page."""
+# Parser kinds whose field is one number: the model enforces its range itself (`ge`/`le`).
+_SCALAR_KINDS = ("number",)
+
+
+def ranged(low: float, high: float) -> dict:
+    """A number's accepted range, stated once: the model enforces it (`ge`/`le`), a link's value
+    outside it is dropped with a notice, and the widget that sets it reads its min and max from it
+    (`field_range`), so the link and the widget accept the same values."""
+    return {"ge": low, "le": high, "json_schema_extra": {"low": low, "high": high}}
+
+
+def param(kind: str, label: str, page: str = SHARED, low: float | None = None,
+          high: float | None = None) -> dict:
+    """A field's URL metadata: its parser `kind`, the words a notice uses, its page and, for a
+    number (or the numbers of an `override`), its range `low`..`high` (both included)."""
     assert page == SHARED or page in PAGE_NAMES, page
-    return {"json_schema_extra": {"kind": kind, "label": label, "page": page, "high": high}}
+    assert (low is None) == (high is None), (label, low, high)
+    out = ranged(low, high) if low is not None and kind in _SCALAR_KINDS else {}
+    return {**out, "json_schema_extra": {"kind": kind, "label": label, "page": page, "low": low,
+                                         "high": high}}
+
+
+def field_range(model_cls: type[BaseModel], name: str) -> tuple[float, float]:
+    """The (min, max) a field accepts, from its metadata: the one place each range is stated."""
+    extra = model_cls.model_fields[name].json_schema_extra or {}
+    if extra.get("low") is None:       # type: ignore[union-attr]
+        raise KeyError(f"{model_cls.__name__}.{name} has no range")
+    return extra["low"], extra["high"]  # type: ignore[index]
+
+
+def widget_range(name: str) -> tuple[float, float]:
+    """The (min, max) of the widget that sets view field `name` (e.g. `price`: $/GPU-hour)."""
+    return field_range(ViewState, name)
 
 
 class ViewState(BaseModel):
@@ -54,13 +83,13 @@ class ViewState(BaseModel):
     hw: tuple[str, ...] = Field(("vr-nvl72", "gb300-nvl72"), **param("hardware_list", "hardware"))
     pct: Percentile = Field("p90", **param("choice", "percentile"))
     y: YMetric = Field("total", **param("choice", "y metric"))
-    target: float = Field(387.0, ge=TARGET_MIN, le=TARGET_MAX, **param("target", "Target"))
+    target: float = Field(387.0, **param("number", "Target", low=TARGET_MIN, high=TARGET_MAX))
     source: tuple[Provenance, ...] = Field((), **param("choice_list", "provenance"))  # () = all
     view: str | None = Field(None, **param("view", "Saved view name"))
-    price: tuple[str, ...] = Field((), **param("override", "USD per GPU-hour", high=1000.0))
-    power: tuple[str, ...] = Field((), **param("override", "W per GPU", high=100_000.0))
-    conc: float | None = Field(None, gt=0, le=10_000_000,
-                               **param("number", "Concurrency", high=10_000_000))
+    price: tuple[str, ...] = Field((), **param("override", "USD per GPU-hour", low=0.01,
+                                               high=1000.0))
+    power: tuple[str, ...] = Field((), **param("override", "W per GPU", low=1.0, high=100_000.0))
+    conc: float | None = Field(None, **param("number", "Concurrency", low=1.0, high=10_000_000.0))
     # Explorer
     baseline: str | None = Field(None, **param("hardware", "baseline hardware", "explorer"))
     xscale: XScale = Field("log", **param("choice", "x scale", "explorer"))
@@ -75,12 +104,12 @@ class ViewState(BaseModel):
     # Latency
     run: tuple[str, ...] = Field((), **param("run_ids", "run", "latency"))    # () = the default runs
     # Planner: the SLA's tok/s/user is `target` at `pct`
-    ttft: float | None = Field(None, gt=0, le=3600, **param("number", "Maximum TTFT", "planner",
-                                                             high=3600))
-    sessions: float | None = Field(None, gt=0, le=1e9,
-                                   **param("number", "Concurrent sessions", "planner", high=1e9))
-    tps: float | None = Field(None, gt=0, le=1e12,
-                              **param("number", "Tokens per second", "planner", high=1e12))
+    ttft: float | None = Field(None, **param("number", "Maximum TTFT", "planner", low=0.01,
+                                             high=3600.0))
+    sessions: float | None = Field(None, **param("number", "Concurrent sessions", "planner",
+                                                 low=1.0, high=1e9))
+    tps: float | None = Field(None, **param("number", "Tokens per second", "planner", low=1.0,
+                                            high=1e12))
 
     @model_validator(mode="before")
     @classmethod
@@ -97,11 +126,16 @@ class ViewState(BaseModel):
         """`price` or `power` overrides as {hardware: value}."""
         return {k: float(v) for k, v in (item.rsplit(":", 1) for item in getattr(self, name))}
 
-    @field_validator("target")
+    @field_validator("price", "power")
     @classmethod
-    def _finite(cls, v: float) -> float:
-        if not math.isfinite(v):
-            raise ValueError("target must be a finite number")
+    def _overrides_in_range(cls, v: tuple[str, ...], info) -> tuple[str, ...]:
+        low, high = field_range(cls, info.field_name)
+        for item in v:
+            slug, sep, number = item.rpartition(":")
+            if not (sep and slug and _number_in(number, low, high) is not None):
+                raise ValueError(f"{info.field_name} `{item[:60]}` is not "
+                                 f"<hardware>:<a number from {format_number(low)} to "
+                                 f"{format_number(high)}>")
         return v
 
     # -- baseline ------------------------------------------------------------------------------
@@ -256,28 +290,29 @@ def _parse_choice_list(name, raw, catalog, values, notices):
     values[name] = tuple(kept)
 
 
-def _parse_target(name, raw, catalog, values, notices):
+def _number_in(text: str, low: float, high: float, whole: bool = False) -> float | None:
+    """`text` as a finite number within low..high (a whole one if `whole`), else None."""
     try:
-        target = float(raw[-1])
-        if not math.isfinite(target) or not TARGET_MIN <= target <= TARGET_MAX:
-            raise ValueError
-        values[name] = target
-    except ValueError:
-        notices.append(f"Target `{raw[-1][:40]}` in the link is not a number between "
-                       f"{format_number(TARGET_MIN)} and {format_number(TARGET_MAX)} "
-                       "tok/s/user; the default was used.")
+        number = float(text)
+    except (ValueError, OverflowError):
+        return None
+    if not math.isfinite(number) or not low <= number <= high or whole and not number.is_integer():
+        return None
+    return number
+
+
+def range_text(low: float, high: float) -> str:
+    return f"between {format_number(low)} and {format_number(high)}"
 
 
 def _parse_number(name, raw, catalog, values, notices):
-    label, high = field_meta(name)["label"], field_meta(name)["high"]
-    try:
-        number = float(raw[-1])
-        if not math.isfinite(number) or not 0 < number <= high:
-            raise ValueError
+    label, (low, high) = field_meta(name)["label"], widget_range(name)
+    number = _number_in(raw[-1], low, high)
+    if number is None:
+        notices.append(f"{label} `{raw[-1][:40]}` in the link is not a number "
+                       f"{range_text(low, high)}; it was ignored.")
+    else:
         values[name] = number
-    except ValueError:
-        notices.append(f"{label} `{raw[-1][:40]}` in the link is not a number between 0 and "
-                       f"{format_number(high)}; it was ignored.")
 
 
 def _parse_flag(name, raw, catalog, values, notices):
@@ -308,21 +343,17 @@ def _parse_run_ids(name, raw, catalog, values, notices):
 
 
 def _parse_override(name, raw, catalog, values, notices):
-    unit, high = field_meta(name)["label"], field_meta(name)["high"]
+    unit, (low, high) = field_meta(name)["label"], widget_range(name)
     kept: dict[str, str] = {}
     for item in raw:
         slug_part, sep, number = item.rpartition(":")
         slug = _resolve("hardware", slug_part, catalog) if sep else None
-        try:
-            value = float(number)
-            ok = slug is not None and math.isfinite(value) and 0 < value <= high
-        except ValueError:
-            ok = False
-        if ok:
+        value = _number_in(number, low, high)
+        if slug is not None and value is not None:
             kept[slug] = f"{slug}:{format_number(value)}"
         else:
-            notices.append(f"`{name}={item[:60]}` in the link is not <hardware>:<{unit}>; "
-                           "it was ignored.")
+            notices.append(f"`{name}={item[:60]}` in the link is not <hardware>:<{unit} "
+                           f"{range_text(low, high)}>; it was ignored.")
     values[name] = tuple(kept[k] for k in sorted(kept))
 
 
@@ -335,7 +366,7 @@ def _parse_view(name, raw, catalog, values, notices):
 
 _PARSERS = {"model": _parse_slug, "workload": _parse_slug, "hardware": _parse_slug,
             "hardware_list": _parse_hardware_list, "choice": _parse_choice,
-            "choice_list": _parse_choice_list, "target": _parse_target, "number": _parse_number,
+            "choice_list": _parse_choice_list, "number": _parse_number,
             "flag": _parse_flag, "run_id": _parse_run_id, "run_ids": _parse_run_ids,
             "override": _parse_override, "view": _parse_view}
 assert {field_meta(n)["kind"] for n in QUERY_FIELDS} <= set(_PARSERS)

@@ -35,7 +35,7 @@ def save_view_box(path: str, state: ViewState, run_ids: list[str]) -> None:
     """Name the current view and get a short link stored in the database."""
     from opx import saved_views, store
     from opx.errors import OpxError
-    from ui.permissions import can_write
+    from ui.permissions import can_write, require_write
     from ui.text import escape_md
     allowed, why = can_write()
     with st.form("save_view", border=False):
@@ -46,7 +46,7 @@ def save_view_box(path: str, state: ViewState, run_ids: list[str]) -> None:
         submitted = cols[1].form_submit_button("Save view", disabled=not allowed, help=why or None)
     if not allowed:
         st.caption(escape_md(why))
-    if submitted and allowed:
+    if submitted and require_write():
         try:
             with store.writing(data.database()) as con:
                 saved = saved_views.save(con, title, path, state, run_ids)
@@ -78,6 +78,7 @@ def saved_views_admin(allowed: bool, why: str) -> None:
     """The Data page's list of saved views: open, rename or delete each."""
     from opx import saved_views, store
     from opx.errors import OpxError
+    from ui.permissions import require_write
     from ui.text import escape_md
     try:
         views = data.saved_views_list()
@@ -94,8 +95,9 @@ def saved_views_admin(allowed: bool, why: str) -> None:
             c1, c2, c3 = st.columns([3, 1, 1], vertical_alignment="bottom")
             new_title = c1.text_input("Title", value=v.title, key=f"rename_{v.slug}",
                                       disabled=not allowed, label_visibility="collapsed")
+            # Each write checks permission itself, not only by disabling its button.
             if c2.button("Rename", key=f"do_rename_{v.slug}", disabled=not allowed,
-                         help=why or None):
+                         help=why or None) and require_write():
                 try:
                     with store.writing(data.database()) as con:
                         saved_views.rename(con, v.slug, new_title)
@@ -103,7 +105,7 @@ def saved_views_admin(allowed: bool, why: str) -> None:
                 except OpxError as exc:
                     st.error(escape_md(f"error: {exc}"))
             if c3.button("Delete", key=f"del_view_{v.slug}", disabled=not allowed,
-                         help=why or None):
+                         help=why or None) and require_write():
                 with store.writing(data.database()) as con:
                     saved_views.delete(con, v.slug)
                 st.rerun()

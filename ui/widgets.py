@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from models import PERCENTILES, ViewState
-from models.view import TARGET_MAX, TARGET_MIN, format_number
+from models.view import format_number, widget_range
 from opx.errors import OpxError
 from ui import data, permissions, urlstate
 from ui.text import escape_md
@@ -48,8 +48,9 @@ def model_and_workload() -> None:
 def target_steps(target: float) -> list[float]:
     """The slider's stops: 1-1.5-2-3-5-7 steps per decade over the whole typed range (a linear
     slider over 0.1 to 100,000 could not pick 20 from 30), plus the current target."""
-    steps = [m * 10.0 ** e for e in range(-1, 5) for m in (1, 1.5, 2, 3, 5, 7)] + [TARGET_MAX]
-    return sorted({round(s, 6) for s in steps if TARGET_MIN <= s <= TARGET_MAX} | {float(target)})
+    low, high = widget_range("target")
+    steps = [m * 10.0 ** e for e in range(-1, 5) for m in (1, 1.5, 2, 3, 5, 7)] + [high]
+    return sorted({round(s, 6) for s in steps if low <= s <= high} | {float(target)})
 
 
 def target_controls() -> None:
@@ -61,7 +62,7 @@ def target_controls() -> None:
                          key="target_slider", format_func=format_number,
                          on_change=urlstate.sync_target_from_slider)
     with right:
-        st.number_input("Typed target (tok/s/user)", TARGET_MIN, TARGET_MAX, step=1.0,
+        st.number_input("Typed target (tok/s/user)", *widget_range("target"), step=1.0,
                         key="target", on_change=urlstate.sync_slider_from_target)
 
 
@@ -89,9 +90,9 @@ def price_power_editor(state: ViewState, hardware) -> ViewState:
                         + escape_md(e.describe(catalog.hardware_name(hw)) if e else
                                     "no catalog price or power: set both"))
             edits[hw] = (
-                c2.number_input("$/GPU-hour", 0.01, 1000.0,
+                c2.number_input("$/GPU-hour", *widget_range("price"),
                                 value=e.usd_per_gpu_hour if e else None, key=f"price_{hw}"),
-                c3.number_input("W per GPU (all-in)", 1.0, 100_000.0,
+                c3.number_input("W per GPU (all-in)", *widget_range("power"),
                                 value=e.watts_per_gpu if e else None, key=f"power_{hw}"))
     state = with_edits(catalog, state, edits)
     st.session_state["price"], st.session_state["power"] = state.price, state.power
