@@ -8,7 +8,7 @@ from pathlib import Path
 
 from opx import store
 from opx.config import db_path
-from opx.errors import OpxError
+from opx.errors import OpxError, OutputError, printable, shown
 
 
 def _db_arg(p: argparse.ArgumentParser) -> None:
@@ -167,27 +167,29 @@ def cmd_ingest(args) -> int:
                             framework=args.framework, precision=args.precision,
                             workload=args.workload, gpus=args.gpus, meta=_meta(args.meta))
     path = db_path(args.db)
+    store.check(path)       # a database that cannot be opened fails before any file is parsed
     results = import_files(args.paths, options, path, load_catalog(), dry_run=args.dry_run,
                            progress=_progress, workers=args.jobs)
     rows = []
     for r in results:
+        # Names and values from files are printed escaped (opx.errors.shown / printable).
         outcome = (f"{r.runs_added} run(s), {r.points_added} point(s) "
                    f"{'would be ' if args.dry_run else ''}added" if r.ok
-                   else "error: " + r.error.removeprefix(f"{r.path}: "))
-        rows.append((str(r.path), r.format or "-", outcome))
+                   else "error: " + printable(r.error).removeprefix(f"{shown(r.path)}: "))
+        rows.append((shown(r.path), printable(r.format or "-"), outcome))
     widths = [max(len(x[i]) for x in rows + [("file", "format", "result")]) for i in range(3)]
     print("  ".join(h.ljust(w) for h, w in zip(("file", "format", "result"), widths)))
     for row in rows:
         print("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
     for r in results:
         for notice in r.notices:
-            print(f"note: {r.path}: {notice}")
+            print(f"note: {shown(r.path)}: {printable(notice)}")
     failed = [r for r in results if not r.ok]
     for r in failed:
-        print(f"error: {r.error}", file=sys.stderr)
+        print(f"error: {printable(r.error)}", file=sys.stderr)
     good = len(results) - len(failed)
     print(f"{good} file(s) imported{' (dry run: nothing written)' if args.dry_run else ''}, "
-          f"{len(failed)} refused; database {path}")
+          f"{len(failed)} refused; database {shown(path)}")
     return 1 if failed else 0
 
 
@@ -261,29 +263,37 @@ def cmd_runs_show(args) -> int:
     return 0
 
 
+def _export_base(link: str) -> str:
+    """scheme://host[:port] of an absolute link (for the links an export carries), or ''."""
+    if "://" not in link:
+        return ""
+    from urllib.parse import urlsplit
+    parts = urlsplit(link.strip())
+    return f"{parts.scheme}://{parts.netloc}"
+
+
 def cmd_export(args) -> int:
-    from opx import views
+    from opx import output, views
     from opx.catalog import Resolver, load_catalog
     from opx.links import parse_link
+    output.check_target(args.output)        # a bad -o fails before any work
     path = db_path(args.db)
     catalog = load_catalog()
     with store.reading(path) as con:
         known = {c: store.distinct_values(con, c) for c in ("hardware", "model", "workload")}
-    link = parse_link(args.link, Resolver(catalog, known["hardware"], known["model"],
-                                          known["workload"]))
+    try:
+        link = parse_link(args.link, Resolver(catalog, known["hardware"], known["model"],
+                                              known["workload"]))
+        base = _export_base(args.link)
+    except ValueError as exc:       # urlsplit: 'http://[::1' and the like
+        raise OpxError(args.link, "", f"not a link opx can read ({exc}); give a share link or "
+                                      f"its path and query, e.g. '/compare?a=vr-nvl72&b=gb300-nvl72'"
+                       ) from None
     for notice in link.notices:
-        print(f"note: LINK: {notice}", file=sys.stderr)
-    base = ""
-    if "://" in args.link:
-        from urllib.parse import urlsplit
-        parts = urlsplit(args.link)
-        base = f"{parts.scheme}://{parts.netloc}"
+        print(f"note: LINK: {printable(notice)}", file=sys.stderr)
     data = views.render_link(link, args.format, path, catalog, base_url=base)
-    out = Path(args.output)
-    tmp = out.with_name(out.name + ".part")
-    tmp.write_bytes(data)
-    tmp.replace(out)          # a failed export never leaves half a file
-    print(f"{out}: {args.format}, {len(data):,} bytes")
+    out = output.write_file(args.output, data)    # atomic; a failed export leaves nothing behind
+    print(f"{shown(out)}: {args.format}, {len(data):,} bytes")
     return 0
 
 
@@ -404,20 +414,31 @@ def cmd_simulate(args) -> int:
 
 
 def cmd_db_export_parquet(args) -> int:
+    import duckdb
     from opx import dataset
+    if not args.dir:
+        raise OutputError(args.dir, "no folder given")
     path = db_path(args.db)
     with store.reading(path) as con:
-        written = dataset.export(con, Path(args.dir))
+        try:
+            written = dataset.export(con, Path(args.dir))
+        except (OSError, duckdb.Error) as exc:
+            if store.storage_error(path, exc, writing=False) is not None:
+                raise           # the database itself: `reading` says so
+            text = (getattr(exc, "strerror", None) or str(exc)).splitlines()[0]
+            raise OutputError(args.dir, f"cannot be written: {text}") from None
         runs, points = store.count_runs(con)
-    print(f"{args.dir}: {runs} run(s), {points} point(s) written as "
-          + ", ".join(str(p.relative_to(args.dir)) for p in written.values()))
-    print(f"serve it read-only with: OPX_DB={args.dir} make run   (or --db {args.dir})")
+    print(f"{shown(args.dir)}: {runs} run(s), {points} point(s) written as "
+          + ", ".join(shown(p.relative_to(args.dir)) for p in written.values()))
+    print(f"serve it read-only with: OPX_DB={shown(args.dir)} make run   "
+          f"(or --db {shown(args.dir)})")
     return 0
 
 
 def cmd_db_init(args) -> int:
     from opx.builtin import builtin_runs, builtin_simulations
     path = db_path(args.db)
+    store.check(path)               # an unreadable database fails before the built-in data is made
     runs = builtin_runs()           # validate everything before the file is touched
     notes: list[str] = []
     if not args.no_simulated:
@@ -427,8 +448,8 @@ def cmd_db_init(args) -> int:
         result = store.write_runs(con, runs)
         total_runs, total_points = store.count_runs(con)
     for note in notes:
-        print(f"note: {note}")
-    print(f"{path}: schema version {store.SCHEMA_VERSION}; built-in data: "
+        print(f"note: {printable(note)}")
+    print(f"{shown(path)}: schema version {store.SCHEMA_VERSION}; built-in data: "
           f"{result.runs_added} run(s) and {result.points_added} point(s) added, "
           f"{result.runs_unchanged} already stored; {total_runs} run(s), {total_points} point(s) in all")
     return 0
@@ -478,7 +499,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return handler(args)
     except OpxError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {printable(exc)}", file=sys.stderr)
         return 1
 
 

@@ -1,13 +1,44 @@
-"""Errors that carry what a user needs: the file, the field or line, and what is wrong."""
+"""Errors that carry what a user needs: the file, the field or line, and what is wrong; and the one
+way opx writes a name or a value from a file into a message (`shown`, `printable`), so a file
+named with escape codes or newlines can neither forge a line nor drive the terminal."""
+
+
+def printable(text: object) -> str:
+    """`text` with every character that is not printable (control characters such as newline or
+    ESC, invisible format characters such as a right-to-left override, lone surrogates from
+    undecodable file names) written as its Python escape (`\\n`, `\\x1b`, `\\u202e`); ordinary
+    text, accents and all, is unchanged."""
+    s = str(text)
+    if s.isprintable():
+        return s
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in s)
+
+
+def shown(name: object) -> str:
+    """A file name or a value as a message names it: as it is when it is plain text, else quoted
+    and escaped as Python writes it (`'bad\\nname.json'`, `''`), so it cannot be mistaken for the
+    rest of the line."""
+    s = str(name)
+    return s if s and s.isprintable() else repr(s)
 
 
 class OpxError(Exception):
-    """Shown to users as `error: <file>: <field or line>: <what is wrong>`."""
+    """Shown to users as `error: <file>: <field or line>: <what is wrong>` (`<file>: <what is
+    wrong>` when there is no field), the file and field as `shown` writes them and the rest as
+    `printable` does. The attributes keep the values as given."""
 
     def __init__(self, file: str, field: str, problem: str):
         self.file, self.field, self.problem = str(file), str(field), problem
-        super().__init__(f"{self.file}: {self.field}: {problem}")
+        parts = [shown(self.file)] + ([shown(self.field)] if self.field else []) + [problem]
+        super().__init__(printable(": ".join(parts)))
 
 
 class StoreError(OpxError):
     """The database cannot be opened or written as asked."""
+
+
+class OutputError(OpxError):
+    """A file cannot be written where asked (`error: <path>: <what is wrong>`)."""
+
+    def __init__(self, path: str, problem: str):
+        super().__init__(path, "", problem)

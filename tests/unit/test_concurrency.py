@@ -122,3 +122,78 @@ def _processes_naming(path: Path, within_s: float) -> list[str]:
         if not found or time.monotonic() > deadline:
             return found
         time.sleep(0.2)
+
+
+# -- a writer against readers that never leave the file free ---------------------------------
+
+BUSY_READER = textwrap.dedent("""
+    import sys, time
+    sys.path.insert(0, {root!r})
+    from pathlib import Path
+    from opx import store
+    db, ready, stop = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
+    reads, errors = 0, []
+    end = time.time() + 60                      # a bound, should the test never say stop
+    while time.time() < end and not stop.exists():
+        try:
+            with store.reading(db) as con:       # as a dashboard's query batch: short, read-only
+                con.execute("SELECT count(*) FROM point_metrics").fetchone()
+                time.sleep(0.05)
+            reads += 1
+            ready.touch()
+        except Exception as exc:
+            errors.append(repr(exc))
+        time.sleep(0.01)
+    print(f"reads={{reads}} errors={{len(errors)}}", *errors[:3], sep="\\n")
+""").format(root=str(ROOT))
+
+BATCH_WRITER = textwrap.dedent("""
+    import sys
+    sys.path.insert(0, {root!r})
+    from pathlib import Path
+    from models import Deployment, Point, Run
+    from opx import store
+    db, batches, wait = Path(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
+    store.WRITE_WAIT_SECONDS = store.LOCK_RETRY_SECONDS = wait   # a short bound, to fail fast
+    for b in range(batches):
+        runs = [Run(hardware="h200", model="deepseek-r1", workload="1k1k", provenance="measured",
+                    source=f"batch-{{b}}-{{i}}.json", label=f"batch {{b}} run {{i}}",
+                    deployment=Deployment(gpus_total=8, tp=8),
+                    points=(Point(concurrency=1, tpot_p50_s=0.01, throughput_total_tok_s=1000.0),))
+                for i in range(5)]
+        with store.writing(db) as con:
+            store.write_runs(con, runs)
+        print(f"batch {{b}} written", flush=True)
+""").format(root=str(ROOT))
+
+
+def test_a_writer_gets_in_between_readers_that_always_hold_the_file(tmp_path, seed_db):
+    """Three reader processes, each holding a read-only connection 50 ms of every 60 ms, so one of
+    them nearly always has the file open (without the gate the writer gives up with "Could not set
+    lock"): a waiting writer stops new readers at the gate (docs/scaling.md) and writes each of
+    its batches within a short bound, while the readers go on without an error."""
+    db = tmp_path / "opx.duckdb"
+    db.write_bytes(seed_db.read_bytes())
+    (tmp_path / "reader.py").write_text(BUSY_READER)
+    (tmp_path / "writer.py").write_text(BATCH_WRITER)
+    stop = tmp_path / "stop"
+    ready = [tmp_path / f"ready-{k}" for k in range(3)]
+    readers = [subprocess.Popen([sys.executable, str(tmp_path / "reader.py"), str(db), str(r),
+                                 str(stop)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                text=True) for r in ready]
+    try:
+        deadline = time.monotonic() + 60
+        while not all(r.exists() for r in ready) and time.monotonic() < deadline:
+            time.sleep(0.1)                     # every reader is reading
+        writer = subprocess.run([sys.executable, str(tmp_path / "writer.py"), str(db), "5", "5"],
+                                capture_output=True, text=True, timeout=120)
+    finally:
+        stop.touch()
+        outputs = [r.communicate(timeout=60)[0] for r in readers]
+    assert writer.returncode == 0, writer.stderr[-2000:]
+    assert writer.stdout.count("written") == 5
+    for out in outputs:
+        assert "errors=0" in out, out[-2000:]
+        assert int(out.split("reads=")[1].split()[0]) > 0
+    with store.reading(db) as con:
+        assert con.execute("SELECT count(*) FROM runs WHERE label LIKE 'batch %'").fetchone()[0] == 25
