@@ -63,7 +63,7 @@ except (ValueError, KeyError) as exc:
     st.stop()
 
 hw_name = catalog.hardware_name(result.hardware)
-measured_view = data.explorer_view(ViewState(
+measured_view = widgets.or_stop(data.explorer_view, ViewState(
     model=result.model, workload=result.workload, hw=(result.hardware,), pct="p50", points=True,
     source=("measured", "published", "preview", "derived", "interpolated")))
 measured = measured_view.points

@@ -408,7 +408,7 @@ def cmd_simulate(args) -> int:
         path = db_path(args.db)
         with store.writing(path) as con:
             outcome = store.write_runs(con, result.to_runs())
-        print(f"saved: {outcome.runs_added} run(s), {outcome.points_added} point(s) added to {path}",
+        print(f"saved: {outcome.runs_added} run(s), {outcome.points_added} point(s) added to {shown(path)}",
               file=sys.stderr if args.format == "json" else sys.stdout)
     return 0
 

@@ -88,7 +88,8 @@ def export(con: duckdb.DuckDBPyConnection, out_dir: Path) -> dict[str, Path]:
         folder.mkdir(parents=True, exist_ok=True)
         final = folder / part
         tmp = folder / f".{part}.tmp"
-        con.execute(f"COPY (SELECT * FROM {table}) TO '{tmp}' (FORMAT parquet)")
+        quoted = str(tmp).replace("'", "''")      # COPY takes no parameter: quote the path
+        con.execute(f"COPY (SELECT * FROM {table}) TO '{quoted}' (FORMAT parquet)")
         os.replace(tmp, final)
         written[table] = final
     return written

@@ -15,6 +15,7 @@ from typing import IO, Any
 import duckdb
 
 from opx import export, queries
+from opx.errors import printable
 
 BATCH = 256               # rows fetched at a time
 TABLE_WIDTH = 120           # `runs list` fits a 120-column terminal
@@ -80,7 +81,8 @@ def cell(value: Any, width: int) -> str:
     elif isinstance(value, float):
         text = f"{value:.6g}"
     else:
-        text = " ".join(str(value).split()) if isinstance(value, str) else str(value)
+        # Control characters from stored text are shown escaped, never sent to the terminal.
+        text = printable(" ".join(str(value).split())) if isinstance(value, str) else str(value)
     return text if len(text) <= width else text[:max(width - 1, 0)] + ELLIPSIS
 
 

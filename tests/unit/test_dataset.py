@@ -57,3 +57,10 @@ def test_the_dashboard_serves_a_dataset_read_only(exported, monkeypatch):
     assert not at.exception
     assert {m.value for m in at.metric} == {"58×", "2.7×"}
     assert at.text_input(key="save_view_title").disabled
+
+
+def test_a_folder_name_with_a_quote_exports(seed_db, tmp_path):
+    out = tmp_path / "it's here"
+    with store.reading(seed_db) as con:
+        written = dataset.export(con, out)
+    assert written and all(p.is_file() and p.read_bytes()[:4] == b"PAR1" for p in written.values())
