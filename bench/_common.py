@@ -29,7 +29,8 @@ class Figure:
     detail: str = ""
 
     def line(self) -> str:
-        value = "n/a" if self.value is None else f"{self.value:,.3g}"
+        value = ("n/a" if self.value is None
+                 else f"{self.value:,.0f}" if abs(self.value) >= 1000 else f"{self.value:,.3g}")
         verdict = {True: "met", False: "NOT met", None: ""}[self.met]
         target = f"target {self.target}" if self.target else ""
         return (f"{self.figure}: {value} {self.unit}  {target} {verdict}".rstrip()

@@ -6,9 +6,9 @@ A diagnostic for docs/performance.md, not one of `make bench`'s figures. CPU tim
 (`time.process_time`) of one process, so another process's load on the machine counts less than
 in wall time; each stage's fastest of R rounds (5 by default), interleaved with `json.load` rounds,
 on N of bench/vllm_files.py's files (10,000 by default, as `bench_import.py`, so the write's fixed
-costs spread over as many files), the cycle collector paused as an import pauses it. Each stage is timed on the previous stage's output, so they add up to what one worker
-does per file; the write is timed apart, two batches into a fresh database as the importer writes
-them (opening, planning, inserting, committing, closing)."""
+costs spread over as many files). Each stage is timed on the previous stage's output, so they add
+up to what one worker does per file; the write is timed apart, two batches into a fresh database
+as the importer writes them (opening, planning, inserting, committing, closing)."""
 from __future__ import annotations
 
 import sys
@@ -21,8 +21,7 @@ from _common import arg_int
 
 from opx import store
 from opx.catalog import load_catalog
-from opx.ingest.base import forget_decoded
-from opx.ingest.core import IngestOptions, build_runs, detect, formats, gc_paused, read_text
+from opx.ingest.core import IngestOptions, build_runs, detect, formats, read_text
 
 import vllm_files
 from bench_import import json_load_all
@@ -57,12 +56,7 @@ def main(argv: list[str]) -> None:
         texts = read_all()
 
         def parse_all() -> list:
-            # As parse_files does it: the sniffers and the parser share one decode of the text.
-            records = []
-            for f, (text, _) in zip(files, texts):
-                records.append(detect(f, text).parse(f, text))
-                forget_decoded()
-            return records
+            return [detect(f, text).parse(f, text) for f, (text, _) in zip(files, texts)]
 
         records = parse_all()
 
@@ -78,7 +72,7 @@ def main(argv: list[str]) -> None:
         rows = rows_all()
         stages = [
             ("read, sha256, UTF-8 decode (opx.ingest.core.read_text)", read_all),
-            ("detect and parse: one JSON decode, the sniffers, vLLM's parser", parse_all),
+            ("detect and parse: the sniffers, vLLM's parser", parse_all),
             ("runs: run facts, catalog, pydantic (build_runs)", build_all),
             ("rows: run ids, point keys (store.rows_of)", rows_all),
         ]
@@ -92,11 +86,10 @@ def main(argv: list[str]) -> None:
                 with store.writing(db) as con:
                     store.write_runs(con, batch)
 
-        print(f"{n} files, CPU time per file, fastest of {rounds} rounds; the collector paused")
+        print(f"{n} files, CPU time per file, fastest of {rounds} rounds")
         timed = []
-        with gc_paused():
-            for name, work in stages + [("write: two batches into a fresh database", write)]:
-                timed.append((name, *fastest(rounds, work, lambda: json_load_all(files))))
+        for name, work in stages + [("write: two batches into a fresh database", write)]:
+            timed.append((name, *fastest(rounds, work, lambda: json_load_all(files))))
         # One reference for every stage, json.load's fastest round of all: the machine's speed
         # drifts from one stage to the next, and the stages should add up.
         json_s = min(reference for _, _, reference in timed)

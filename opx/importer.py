@@ -2,19 +2,18 @@
 the good ones and never leaves part of itself behind.
 
 A file refused at parse time writes nothing. Many files are parsed by worker processes (parsing is
-pure Python, one core per process), each sending back only the rows to write, as plain tuples,
+pure Python, one core per process), each sending back per file its outcome and the rows to write,
 while this process writes what has come back. Good files are written in batches, one transaction
 per batch (a transaction per file cost most of an import's time); a batch is written only once all
 its files are parsed. If a batch's write fails, it is rolled back whole and its files are written
-one by one, each in its own transaction, as before batching.
+one by one, each in its own transaction.
 """
 from __future__ import annotations
 
-import gc
+import ctypes
 import multiprocessing
 import os
-import threading
-import time
+import signal
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -24,17 +23,15 @@ import duckdb
 
 from models import Catalog
 from opx import store
-from opx.ingest.core import (FileResult, IngestOptions, collect_file_names, formats, gc_paused,
-                             parse_files)
+from opx.ingest.core import FileResult, IngestOptions, collect_files, formats, parse_files
 
 Progress = Callable[[int, int, Path], None]
 
 # A batch: at most this many files, or this many points, in one transaction. Opening the file
 # for writing costs ~50 ms, so batches are large; a batch of small files is written in well under
-# a second, and readers wait for the lock up to store.LOCK_RETRY_SECONDS.
+# a second, and readers get their turn between two batches (opx.store).
 BATCH_FILES = 5_000
 BATCH_POINTS = 100_000
-READER_GAP_S = 0.05      # pause between batches, with the lock released
 
 # Worker processes pay off from this many files on (starting them costs ~0.1 s), at most this many.
 PARALLEL_MIN_FILES = 400
@@ -47,22 +44,19 @@ def import_files(paths: Iterable[str | Path], options: IngestOptions, db: Path, 
                  workers: int | None = None) -> list[FileResult]:
     """`workers`: parsing processes (None: one per CPU, up to MAX_WORKERS, for large imports;
     1: parse in this process)."""
-    # The collector paused for the whole import (see gc_paused): the results it keeps grow to
-    # thousands of objects, which each full collection would walk again, and it makes no cycles.
-    with gc_paused():
-        files, results = collect_file_names(paths)
-        if dry_run:
-            return results + write_results(parse_all(files, options, catalog, progress, workers),
-                                            db, dry_run)
-        parsed: list[FileResult] = []
+    files, missing = collect_files(paths)
+    if dry_run:
+        return missing + write_results(parse_all(files, options, catalog, progress, workers),
+                                       db, dry_run)
+    parsed: list[FileResult] = []
 
-        def good() -> Iterator[FileResult]:
-            for result in iter_parsed(files, options, catalog, progress, workers):
-                parsed.append(result)
-                if result.ok:
-                    yield result
-        _write_batches(good(), Path(db))
-        return results + parsed
+    def good() -> Iterator[FileResult]:
+        for result in iter_parsed(files, options, catalog, progress, workers):
+            parsed.append(result)
+            if result.ok:
+                yield result
+    _write_batches(good(), Path(db))
+    return missing + parsed
 
 
 def import_uploads(uploads: Iterable[tuple[str, bytes]], options: IngestOptions, db: Path,
@@ -74,64 +68,57 @@ def import_uploads(uploads: Iterable[tuple[str, bytes]], options: IngestOptions,
 
 # -- parsing ------------------------------------------------------------------------------------
 
-def parse_all(files: list[str], options: IngestOptions, catalog: Catalog,
+def parse_all(files: list[Path], options: IngestOptions, catalog: Catalog,
               progress: Progress | None = None, workers: int | None = None) -> list[FileResult]:
     return list(iter_parsed(files, options, catalog, progress, workers))
 
 
-def iter_parsed(files: list[str], options: IngestOptions, catalog: Catalog,
+def iter_parsed(files: list[Path], options: IngestOptions, catalog: Catalog,
                 progress: Progress | None = None, workers: int | None = None
                 ) -> Iterator[FileResult]:
-    """Every file (named by its path as text) parsed, in order. With several workers, each
-    result comes back with its runs already turned into rows (`FileResult.rows`) and `runs` left
-    empty."""
+    """Every file parsed, in order. With several workers, each result comes back with its runs
+    already turned into rows (`FileResult.rows`) and `runs` left empty."""
     count = _worker_count(len(files), workers)
     chunks = [files[i:i + CHUNK_FILES] for i in range(0, len(files), CHUNK_FILES)]
     done = 0
 
-    def here(chunk: list[str]) -> list[FileResult]:
+    def report(chunk: list[Path]) -> None:
         nonlocal done
-        results = parse_files([Path(name) for name in chunk], options, catalog)
-        done += len(results)
+        done += len(chunk)
         if progress:
-            progress(done, len(files), results[-1].path)
-        return results
+            progress(done, len(files), chunk[-1])
 
     pool = _pool(count, options, catalog) if count > 1 else None
-    if pool is None:
-        for chunk in chunks:
-            yield from here(chunk)
-        return
     finished = 0
-    try:
-        for chunk, results in zip(chunks, pool.map(_parse_chunk, chunks)):
-            for name, (format_, error, notices, rows) in zip(chunk, results):
-                yield FileResult(name, format_, error=error, notices=notices,
-                                 rows=[store.RunRows._make(r) for r in rows])
-            finished += 1
-            done += len(results)
-            if progress:
-                progress(done, len(files), Path(chunk[-1]))
-    except (BrokenProcessPool, OSError):
-        # A worker died (killed, out of memory) or could not start: what is left is parsed here.
-        pass
-    finally:
-        # Also when the import stops early (a write failed): chunks not started are dropped.
-        pool.shutdown(wait=True, cancel_futures=True)
+    if pool is not None:
+        try:
+            names = [[str(path) for path in chunk] for chunk in chunks]
+            for chunk, outcomes in zip(chunks, pool.map(_parse_chunk, names)):
+                for path, (format_, error, notices, rows) in zip(chunk, outcomes):
+                    yield FileResult(path, format_, error=error, notices=notices, rows=rows)
+                finished += 1
+                report(chunk)
+        except (BrokenProcessPool, OSError):
+            # A worker died (killed, out of memory) or could not start: the rest is parsed here.
+            pass
+        finally:
+            # Also when the import stops early (a write failed): chunks not started are dropped.
+            pool.shutdown(wait=True, cancel_futures=True)
     for chunk in chunks[finished:]:
-        yield from here(chunk)
+        yield from parse_files(chunk, options, catalog)
+        report(chunk)
 
 
 def _pool(count: int, options: IngestOptions, catalog: Catalog) -> ProcessPoolExecutor | None:
     """Worker processes, or None where the platform cannot start them (then parsing is done in
     this process). fork: the workers start with the modules and the catalog already loaded
-    (Linux; elsewhere the platform's default start method re-imports them). File names go to them
-    as text: pickling a Path costs more than parsing a small file."""
+    (Linux; elsewhere the platform's default start method re-imports them)."""
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else None
     formats()           # the format modules, imported once here rather than in every worker
     try:
         return ProcessPoolExecutor(count, mp_context=multiprocessing.get_context(method),
-                                   initializer=_start_worker, initargs=(options, catalog))
+                                   initializer=_start_worker,
+                                   initargs=(options, catalog, os.getpid()))
     except (OSError, NotImplementedError):
         return None
 
@@ -145,28 +132,31 @@ def _worker_count(files: int, workers: int | None) -> int:
 
 
 _WORKER: dict = {}
+PR_SET_PDEATHSIG = 1        # prctl(2), Linux
 
 
-def _start_worker(options: IngestOptions, catalog: Catalog) -> None:
+def _start_worker(options: IngestOptions, catalog: Catalog, importer: int) -> None:
     _WORKER["options"], _WORKER["catalog"] = options, catalog
-    # What the worker inherited (modules, the catalog) is never collected: left out of the
-    # collector's walks, and its memory pages stay shared with the importer.
-    gc.freeze()
-    # A worker whose importer died (killed, say) would wait for work forever: it leaves too.
-    parent = os.getppid()
+    _exit_with(importer)
 
-    def leave_with_parent() -> None:
-        while os.getppid() == parent:
-            time.sleep(0.5)
+
+def _exit_with(importer: int) -> None:
+    """A worker whose importer died (killed, say) would wait for work forever: on Linux the
+    kernel ends it when the importer's thread that started it (the one running the import)
+    ends. Elsewhere it stays until killed."""
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return
+    prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != importer:         # the importer died before the call above
         os._exit(1)
-    threading.Thread(target=leave_with_parent, daemon=True).start()
 
 
 def _parse_chunk(paths: list[str]) -> list[tuple]:
-    """Each file's outcome as plain values (format, error, notices, rows as tuples): unpickling
-    pydantic runs, or even dataclasses and paths, would cost the importer more than parsing."""
-    return [(result.format, result.error, result.notices,
-             [tuple(r) for r in rows_of(result)])
+    """Each file's outcome as plain values (format, error, notices, rows): what the importer
+    needs, cheaper to send back than the parsed runs."""
+    return [(result.format, result.error, result.notices, rows_of(result))
             for result in parse_files([Path(p) for p in paths], _WORKER["options"],
                                       _WORKER["catalog"])]
 
@@ -201,11 +191,9 @@ def write_results(parsed: list[FileResult], db: Path, dry_run: bool) -> list[Fil
 
 
 def _write_batches(good: Iterable[FileResult], db: Path) -> None:
-    # The write lock is taken per batch and released between batches, so dashboard readers (which
-    # retry on the lock) get in while a long import runs.
-    for i, batch in enumerate(_batches(good)):
-        if i:
-            time.sleep(READER_GAP_S)
+    # The write lock is taken per batch and released between batches, so dashboard readers get in
+    # while a long import runs.
+    for batch in _batches(good):
         with store.writing(db) as con:
             _write_batch(con, batch)
 
@@ -235,7 +223,7 @@ def _write_batch(con: duckdb.DuckDBPyConnection, batch: list[FileResult]) -> Non
     a point for the first file that holds it: the store plans the rows in that order)."""
     try:
         outcome = store.write_runs(con, [rows for r in batch for rows in rows_of(r)])
-    except Exception:           # rolled back whole: write the files one by one, as before
+    except Exception:           # rolled back whole: write the files one by one
         for r in batch:
             _write_one(con, r)
         return

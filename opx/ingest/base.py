@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -86,27 +85,18 @@ _POINT_KEY_SET = frozenset(POINT_KEYS) | frozenset(PER_GPU_KEYS)
 
 # -- shared parsing helpers ---------------------------------------------------------------------
 
-_BARE_INFINITY = re.compile(r"(?<![\"\w])(-?)Infinity(?![\"\w])")
-
-
-# Detection asks several sniffers about one file, and most of them decode it: the last text
-# decoded (per thread) is remembered, so a file is decoded once for detection and parsing. The
-# core forgets it when the file is done. Callers must not modify what they get back.
-_decoded = threading.local()
-
-
-# orjson decodes a small result file about four times faster than json. It refuses what strict
-# JSON forbids but Python's json reads (bare NaN / Infinity, 1e400, lone surrogates): json reads
-# those. It also reads an integer beyond 64 bits as a float (from -9223372036854775809 down, and
-# from 18446744073709551616 up), where json keeps the integer, so a text with 19 digits in a row
-# goes to json too. Both give the same values for every text (tested).
+# orjson decodes a small result file about five times faster than json, and json decides
+# wherever the two could differ: orjson refuses what strict JSON forbids but Python's json reads
+# (bare NaN / Infinity, 1e400, lone surrogates), and it reads an integer beyond 64 bits as a float
+# where json keeps the integer, so a text with 19 digits in a row goes to json too. Both give the
+# same values for every text (tests/unit/ingest/test_json_loads.py).
 _DIGITS_AS_9 = bytes.maketrans(b"012345678", b"999999999")
 
 
 def json_loads(text: str) -> Any:
     """`json.loads(text)`, faster."""
     data = text.encode("utf-8", "surrogatepass")
-    if b"9999999999999999999" not in data.translate(_DIGITS_AS_9):
+    if b"9999999999999999999" not in data.translate(_DIGITS_AS_9):    # no 19-digit run
         try:
             return orjson.loads(data)
         except orjson.JSONDecodeError:
@@ -114,36 +104,25 @@ def json_loads(text: str) -> Any:
     return json.loads(text)
 
 
-def loads_lenient(text: str, where: str = "json") -> Any:
+def loads_lenient(text: str) -> Any:
     """JSON that also accepts SGLang's bare `Infinity` / `NaN` tokens (Python's json does)."""
-    last = getattr(_decoded, "entry", None)
-    if last is not None and last[0] is text:
-        return last[1]
     try:
-        value = json_loads(text)
+        return json_loads(text)
     except json.JSONDecodeError as exc:
         raise FormatError(f"line {exc.lineno}", f"not valid JSON ({exc.msg})") from None
-    _decoded.entry = (text, value)
-    return value
-
-
-def already_decoded(text: str) -> tuple[bool, Any]:
-    """(True, value) when `text` (this very string) was decoded whole by `loads_lenient`."""
-    last = getattr(_decoded, "entry", None)
-    if last is not None and last[0] is text:
-        return True, last[1]
-    return False, None
 
 
 def forget_decoded() -> None:
-    _decoded.entry = None
+    """Does nothing: nothing decoded is remembered any more. Kept only for
+    opx/simulate/spread.py, which still calls it; remove with that call."""
 
 
 def loads_lines(text: str) -> list[Any]:
     """Several JSON documents one after another (`--append-result`, JSONL): objects in order."""
-    found, value = already_decoded(text)
-    if found:
-        return [value]          # the text is exactly one document
+    try:
+        return [json_loads(text)]          # the usual case: the text is one document
+    except ValueError:
+        pass
     decoder = json.JSONDecoder()
     out, i, n = [], 0, len(text)
     while True:
@@ -250,6 +229,6 @@ def first_list_item_has(text: str, keys: tuple[str, ...]) -> bool:
         return False
     try:
         first, _ = json.JSONDecoder().raw_decode(text, match.end())
-    except ValueError:
+    except (ValueError, RecursionError):
         return False
     return isinstance(first, dict) and all(key in first for key in keys)

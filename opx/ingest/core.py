@@ -6,17 +6,14 @@ Each file is all or nothing: any problem refuses the whole file with
 """
 from __future__ import annotations
 
-import contextlib
 import csv
 import dataclasses
 import datetime as dt
-import gc
 import hashlib
 import importlib
 import json
 import os
 import re
-import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,7 +24,7 @@ from pydantic import ValidationError
 from models import Catalog, Deployment, Point, Run
 from opx.catalog import slugify
 from opx.errors import OpxError
-from opx.ingest.base import PER_GPU_KEYS, FormatError, Record, forget_decoded
+from opx.ingest.base import PER_GPU_KEYS, FormatError, Record
 
 # Files above this size are refused before they are read: result files are kilobytes to a few
 # megabytes; the largest real one we know (AIConfigurator's silicon_sample.csv) is under 2 MB.
@@ -35,7 +32,7 @@ MAX_FILE_BYTES = 64 * 1024 * 1024
 
 # Detection order matters only where two formats could both claim a file. Sniffers are
 # structural and no sample file of any tool is claimed by two of them
-# (tests/unit/ingest/test_detection.py); vLLM, by far the most common file, is asked first, which
+# (tests/unit/ingest/test_formats.py); vLLM, by far the most common file, is asked first, which
 # spares such a file eight other sniffers. Its sniffer wants vLLM's own keys (`model_id` or
 # `num_prompts`, `completed`, `*_ms` statistics), which no other tool writes together.
 FORMAT_MODULES = ("vllm", "opx_csv", "inferencex", "aiconfigurator", "genai_perf", "aiperf",
@@ -103,10 +100,7 @@ class IngestOptions:
 
 @dataclass
 class FileResult:
-    # The file as named: a Path, or its text, made into a Path when first asked for (the
-    # importer's process gets 10,000 names back from its workers, and a Path object each would
-    # cost it a tenth of a second that nothing needs until a caller asks).
-    file: Path | str
+    path: Path
     format: str = ""
     runs: list[Run] = field(default_factory=list)
     error: str | None = None
@@ -118,12 +112,6 @@ class FileResult:
     rows: list[Any] | None = None
 
     @property
-    def path(self) -> Path:
-        if self.file.__class__ is str:
-            self.file = Path(self.file)
-        return self.file
-
-    @property
     def ok(self) -> bool:
         return self.error is None
 
@@ -131,14 +119,8 @@ class FileResult:
 # -- files ---------------------------------------------------------------------------------------
 
 def collect_files(paths: Iterable[str | Path]) -> tuple[list[Path], list[FileResult]]:
-    """Files named, and every file under folders named (recursively, hidden ones skipped)."""
-    names, missing = collect_file_names(paths)
-    return [Path(name) for name in names], missing
-
-
-def collect_file_names(paths: Iterable[str | Path]) -> tuple[list[str], list[FileResult]]:
-    """`collect_files` as text (a Path object per file costs more than a small file's parse in
-    the importer's main process, which only passes names on to its workers)."""
+    """Files named, and every file under folders named (recursively, hidden ones skipped); and a
+    refusal for each path that does not exist."""
     names, missing = [], []
     for raw in paths:
         p = Path(raw)
@@ -148,7 +130,7 @@ def collect_file_names(paths: Iterable[str | Path]) -> tuple[list[str], list[Fil
             names.append(str(p))
         else:
             missing.append(FileResult(p, error=f"{p}: path: no such file or folder"))
-    return list(dict.fromkeys(names)), missing
+    return [Path(name) for name in dict.fromkeys(names)], missing
 
 
 def _walk(folder: str) -> Iterator[str]:
@@ -191,24 +173,11 @@ def read_text(path: Path, data: bytes | None = None) -> tuple[str, str]:
 
 
 def _read_bytes(path: Path) -> bytes:
-    """The file's bytes, through the OS calls directly (a Python file object costs as much as
-    the reading itself for a small file)."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
-    try:
-        size = os.fstat(fd).st_size
-        if size > MAX_FILE_BYTES:
+    with open(path, "rb", buffering=0) as f:
+        size = os.fstat(f.fileno()).st_size
+        if size > MAX_FILE_BYTES:       # refused before it is read
             raise OpxError(path, "size", f"{size:,} bytes is over the {MAX_FILE_BYTES:,}-byte limit")
-        data = os.read(fd, size + 1)
-        if len(data) != size:       # it changed since, or a short read: read on to the end
-            parts, total = [data], len(data)
-            while data and total <= MAX_FILE_BYTES:
-                data = os.read(fd, 1 << 20)
-                parts.append(data)
-                total += len(data)
-            data = b"".join(parts)
-    finally:
-        os.close(fd)
-    return data
+        return f.readall()
 
 
 def detect(path: Path, text: str, forced: str | None = None):
@@ -270,90 +239,38 @@ def _broken_json(text: str) -> tuple[str, str] | None:
 
 def parse_file(path: Path, options: IngestOptions, catalog: Catalog,
                data: bytes | None = None, display_name: str | None = None) -> FileResult:
-    """Everything short of writing: the runs a file would add, or its error."""
+    """Everything short of writing: the runs a file would add, or its error. `data`: the file's
+    bytes when they come from elsewhere (an upload), named `display_name` in every message."""
     return parse_files([(path, data, display_name)], options, catalog)[0]
 
 
 FileToParse = tuple[Path, "bytes | None", "str | None"]     # path, its bytes if given, name shown
 
 
-class _GcPauses:
-    """How many pauses are open in this process, and whether the collector ran before the first:
-    the collector is switched off by the first pause and back on by the last, whichever threads
-    they are in."""
-    lock = threading.Lock()
-    depth = 0
-    was_enabled = False
-
-
-@contextlib.contextmanager
-def gc_paused() -> Iterator[None]:
-    """Python's cycle collector off for a while. Parsing allocates many small objects and makes
-    no reference cycles (tests/unit/ingest/test_importer.py), so the collector's runs in between
-    (a third of a parse's time) find nothing."""
-    with _GcPauses.lock:
-        if _GcPauses.depth == 0:
-            _GcPauses.was_enabled = gc.isenabled()
-            gc.disable()
-        _GcPauses.depth += 1
-    try:
-        yield
-    finally:
-        with _GcPauses.lock:
-            _GcPauses.depth -= 1
-            if _GcPauses.depth == 0 and _GcPauses.was_enabled:
-                gc.enable()
-
-
-def _after_fork_in_child() -> None:
-    # A child forked during a pause (the importer's workers are) starts with no pause open, the
-    # collector as it was before the pauses, and a lock no other thread of its parent can hold.
-    if _GcPauses.depth and _GcPauses.was_enabled:
-        gc.enable()
-    _GcPauses.lock, _GcPauses.depth = threading.Lock(), 0
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_after_fork_in_child)
-
-
-def parse_files(files: Sequence[Path | FileToParse], options: IngestOptions,
+def parse_files(files: Iterable[Path | FileToParse], options: IngestOptions,
                 catalog: Catalog) -> list[FileResult]:
     """`parse_file` for many files, stage by stage: every file is read, then each is detected and
     parsed, then each one's runs are built. Each file keeps its own checks and messages (a file
-    refused at one stage skips the later ones); going stage by stage keeps each stage's code warm,
-    which makes a folder of small files about a quarter faster than file by file."""
-    with gc_paused():
-        return _parse_files(files, options, catalog)
-
-
-def _parse_files(files: Sequence[Path | FileToParse], options: IngestOptions,
-                 catalog: Catalog) -> list[FileResult]:
-    items = [f if isinstance(f, tuple) else (f, None, None) for f in files]
-    results = [FileResult(Path(name) if name else path) for path, _, name in items]
-    texts: list[tuple[str, str] | None] = [None] * len(items)
-    for i, (path, data, _) in enumerate(items):
+    refused at one stage skips the later ones). Going stage by stage keeps each stage's code warm:
+    a folder of small files parses about a quarter faster than file by file."""
+    results, read = [], []
+    for path, data, name in (f if isinstance(f, tuple) else (f, None, None) for f in files):
+        result = FileResult(Path(name) if name else path)
+        results.append(result)
         try:
-            texts[i] = read_text(path, data)
-        except OpxError as exc:
-            results[i].error = str(exc)
-    found: list[Sequence[Record] | None] = [None] * len(items)
-    for i, ((path, _, name), result) in enumerate(zip(items, results)):
-        if texts[i] is None:
-            continue
-        try:
-            found[i] = _records(result, name or str(path), texts[i][0], options)
+            read.append((result, name or str(path), *read_text(path, data)))
         except OpxError as exc:
             result.error = str(exc)
-        finally:
-            forget_decoded()
-    for i, ((path, _, name), result) in enumerate(zip(items, results)):
-        if found[i] is None:
-            continue
-        source = f"{result.path.name} (sha256 {texts[i][1]})"
+    parsed = []
+    for result, shown, text, sha256 in read:
         try:
-            result.runs = build_runs(name or str(path), found[i], options, catalog, source,
-                                     result.notices)
+            parsed.append((result, shown, _records(result, shown, text, options), sha256))
+        except OpxError as exc:
+            result.error = str(exc)
+    for result, shown, records, sha256 in parsed:
+        try:
+            result.runs = build_runs(shown, records, options, catalog,
+                                     f"{result.path.name} (sha256 {sha256})", result.notices)
             result.notices = list(dict.fromkeys(result.notices))
         except OpxError as exc:
             result.error = str(exc)
@@ -367,7 +284,8 @@ def _records(result: FileResult, shown: str, text: str, options: IngestOptions) 
         records = module.parse(result.path, text)
     except FormatError as exc:
         raise OpxError(shown, exc.where, exc.problem) from None
-    except (ValueError, TypeError, KeyError, AttributeError, IndexError, csv.Error) as exc:
+    except (ValueError, TypeError, KeyError, AttributeError, IndexError, RecursionError,
+            csv.Error) as exc:
         # A file of the right kind but the wrong shape: refuse it, never crash.
         raise OpxError(shown, "structure", f"unexpected content for {module.NAME} ({exc})") from None
     if not records:
@@ -385,7 +303,7 @@ def build_runs(shown: str, records: Sequence[Record], options: IngestOptions, ca
     else:
         for rec in records:
             groups.setdefault(json.dumps(rec.run, sort_keys=True, default=str), []).append(rec)
-    overrides = _overrides(options)
+    overrides = options.run_overrides()
     runs = []
     for recs in groups.values():
         facts = dict(recs[0].run)
@@ -435,7 +353,7 @@ def _length_groups(facts: dict, recs: list[Record], catalog: Catalog) -> list[_L
     if stated not in (None, ""):
         # The workload is named (flag, --meta or the file): every point joins it, with the
         # configured lengths, else the catalog workload's, else none.
-        slug = _resolved(catalog.resolve_workload, str(stated))
+        slug = catalog.resolve_workload(str(stated))
         known = catalog.workloads.get(slug) if slug else None
         nominal = tuple(c if c else (getattr(known, side.lower()) if known else None)
                         for c, side in zip(configured, _SIDES))
@@ -561,23 +479,6 @@ def _mean_or_none(values: list[float | None]) -> int | None:
     return int(round(sum(known) / len(known))) if known else None
 
 
-# The last options, their `meta` as it was then (options are frozen, their meta dict is not) and
-# their run overrides: one tuple, which threads read whole.
-_LAST_OVERRIDES: tuple[Any, tuple, dict[str, Any]] = (None, (), {})
-
-
-def _overrides(options: IngestOptions) -> dict[str, Any]:
-    """`options.run_overrides()`, worked out once per import rather than per file."""
-    global _LAST_OVERRIDES
-    last = _LAST_OVERRIDES
-    meta = tuple(options.meta.items())
-    if last[0] is options and last[1] == meta:
-        return last[2]
-    overrides = options.run_overrides()
-    _LAST_OVERRIDES = (options, meta, overrides)
-    return overrides
-
-
 _FACT_FLAGS = {"hardware": ("which hardware ran it", "--hardware H", "hardware=H"),
                "model": ("which model it served", "--model M", "model=M"),
                "gpus": ("how many GPUs served it (there is no per-GPU figure without it)",
@@ -615,32 +516,12 @@ def _need(shown: str, facts: dict, key: str, flag: str, meta_key: str) -> Any:
 def _slug(shown: str, kind: str, spelling: Any, resolve: Callable[[str], str | None],
           notices: list[str], path_like: bool = False) -> str:
     spelling = str(spelling)
-    slug = _resolved(resolve, spelling)
+    slug = resolve(spelling)
     if slug:
         return slug
     slug = slugify(spelling, last_path_part=path_like)
     notices.append(f"{kind} `{spelling}` is not in the catalog; stored as `{slug}`")
     return slug
-
-
-# Catalog look-ups by spelling, remembered per catalog: an import of thousands of files asks
-# the same few spellings again and again. A catalog is immutable (a frozen model).
-_RESOLVED: dict[int, tuple[Catalog, dict[tuple[str, str], str | None]]] = {}
-
-
-def _resolved(resolve: Callable[[str], str | None], spelling: str) -> str | None:
-    owner = getattr(resolve, "__self__", None)
-    if not isinstance(owner, Catalog):
-        return resolve(spelling)
-    entry = _RESOLVED.get(id(owner))
-    if entry is None or entry[0] is not owner:
-        if len(_RESOLVED) >= 8:
-            _RESOLVED.clear()
-        entry = _RESOLVED[id(owner)] = (owner, {})
-    key = (resolve.__name__, spelling)
-    if key not in entry[1]:
-        entry[1][key] = resolve(spelling)
-    return entry[1][key]
 
 
 def _int_fact(shown: str, facts: dict, key: str) -> int | None:
@@ -714,68 +595,17 @@ def _date(shown: str, value: Any) -> dt.date | None:
 
 def _run(shown: str, where: str, facts: dict, meta: dict, recs: Sequence[Record],
          catalog: Catalog, source: str, notices: list[str]) -> Run:
-    # A configuration's facts resolve the same way for every file of its sweep (slugs, workload,
-    # deployment, date, and the Run's validation, a pure function of its fields): the first file
-    # works them out and validates its whole run; the others reuse that run with their own points
-    # and source, which are validated each time.
-
     # A file that carries the origin of its figures keeps it, with the file it came through.
     run_source = str(facts.get("source") or source)
     point_source = f"{facts['source']} (via {source})" if facts.get("source") else source
-    key = _facts_key(facts, meta) if run_source else None     # an empty source: validated below
-    templates = _templates_of(catalog)
-    known = templates.get(key) if key is not None else None
-    if known is not None:
-        template, gpus, run_notices = known
-        notices.extend(run_notices)
-        points = tuple(_point(shown, rec, gpus, point_source) for rec in recs)
-        # Its own meta: a copy of the template would share the dict with every other run.
-        return template.model_copy(update={"points": points, "source": run_source,
-                                           "meta": dict(template.meta)})
-    before = len(notices)
     settings, gpus = _run_settings(shown, facts, meta, catalog, notices)
-    run_notices = tuple(notices[before:])
     points = tuple(_point(shown, rec, gpus, point_source) for rec in recs)
-    # The date is read after the points, as before templates: a file with a bad point and a bad
-    # date reports the point.
+    # The date is read after the points: a file with a bad point and a bad date reports the point.
     settings["date"] = _date(shown, facts.get("date"))
     try:
-        run = Run(**settings, source=run_source, points=points)
+        return Run(**settings, source=run_source, points=points)
     except ValidationError as exc:
         raise OpxError(shown, _loc(exc, where), _first_msg(exc)) from None
-    if key is not None:
-        if len(templates) >= 4096:
-            templates.clear()
-        # Kept without its points (the first file's could be thousands) and with a meta of its
-        # own (the run returned here is the caller's to change); a copy gets its own of both.
-        templates[key] = (run.model_copy(update={"points": (), "meta": dict(run.meta)}), gpus,
-                          run_notices)
-    return run
-
-
-def _facts_key(facts: dict, meta: dict) -> tuple | None:
-    """The facts as a dictionary key: each value with its type (1, 1.0 and True are equal keys
-    but not equal facts) and floats by their bits (-0.0 == 0.0). None when a value is not
-    hashable."""
-    try:
-        key = (tuple([(k, v.__class__, v.hex() if v.__class__ is float else v)
-                      for k, v in facts.items()]), tuple(meta.items()))
-        hash(key)
-    except TypeError:
-        return None
-    return key
-
-
-# Run templates by facts, per catalog (the catalog decides slugs and workloads).
-_TEMPLATES: dict[int, tuple[Catalog, dict[tuple, tuple[Run, int, tuple[str, ...]]]]] = {}
-
-
-def _templates_of(catalog: Catalog) -> dict[tuple, tuple[Run, int, tuple[str, ...]]]:
-    entry = _TEMPLATES.get(id(catalog))
-    if entry is None or entry[0] is not catalog:
-        _TEMPLATES.clear()          # one catalog at a time in practice
-        entry = _TEMPLATES[id(catalog)] = (catalog, {})
-    return entry[1]
 
 
 def _run_settings(shown: str, facts: dict, meta: dict, catalog: Catalog, notices: list[str]

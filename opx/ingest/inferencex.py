@@ -68,21 +68,17 @@ _AGENTIC_NOTE = ("AgentX throughputs are the file's system totals; its per-GPU f
 
 def sniff(path: Path, text: str) -> bool:
     head = text.lstrip("\ufeff \t\r\n")[:1]
-    if head not in ("{", "["):
+    if head not in ("{", "[") or not _shows_our_keys(text):
         return False
-    # The decode is shared with the other sniffers (every JSON text is decoded by one of them), so
-    # the structural test comes first and the scan of the text for our quoted keys last.
     try:
         data = loads_lenient(text)
     except (FormatError, ValueError):     # ValueError: e.g. an integer over Python's digit limit
         # A damaged file that still shows our keys is ours, so that parse can say where it breaks
         # instead of "unknown format".
-        return (_shows_our_keys(text) and ('"hw"' in text or '"hardware"' in text)
-                and not _MS_KEY.search(text))
+        return ('"hw"' in text or '"hardware"' in text) and not _MS_KEY.search(text)
     rows = data if isinstance(data, list) else [data]
     # The first row decides; parse then checks every row and says which one is wrong.
-    return (bool(rows) and isinstance(rows[0], dict) and _looks_like_row(rows[0])
-            and _shows_our_keys(text))
+    return bool(rows) and isinstance(rows[0], dict) and _looks_like_row(rows[0])
 
 
 def _shows_our_keys(text: str) -> bool:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from opx.ingest.base import (WHITESPACE, FormatError, Record, check_percentile_order, first_line,
-                             integer, loads_lenient, ms_to_s, number, positive_or_none)
+                             integer, json_loads, loads_lenient, ms_to_s, number, positive_or_none)
 
 NAME = "sglang"
 DESCRIPTION = "SGLang `python -m sglang.bench_serving` JSONL (one result per line)"
@@ -40,17 +40,11 @@ def sniff(path: Path, text: str) -> bool:
     """The first line is an object with `completed`, an SGLang-only key, and no vLLM-only key."""
     line = first_line(text, WHITESPACE)
     try:
-        # A one-line file is the whole document: decoded once, shared with the other sniffers.
-        first = loads_lenient(text) if _one_line(text) else json.loads(line)
-    except (ValueError, RecursionError, FormatError):
+        first = json_loads(line)
+    except (ValueError, RecursionError):
         return False
     return (isinstance(first, dict) and "completed" in first
             and not VLLM_ONLY_KEYS & first.keys() and bool(SGLANG_ONLY_KEYS & first.keys()))
-
-
-def _one_line(text: str) -> bool:
-    end = text.find("\n")
-    return end < 0 or not text[end:].strip()
 
 
 def parse(path: Path, text: str) -> list[Record]:

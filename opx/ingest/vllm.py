@@ -61,7 +61,7 @@ def sniff(path: Path, text: str) -> bool:
     SGLang never writes) and a latency statistic such as `p99_ttft_ms`. Only the first document
     is decoded."""
     try:
-        first = loads_lenient(text)      # a plain result file: decoded once for every sniffer
+        first = loads_lenient(text)      # one result object, or a sweep summary's list of them
     except (FormatError, RecursionError):
         try:
             first, _ = json.JSONDecoder().raw_decode(text.lstrip())   # --append-result: several
@@ -71,12 +71,8 @@ def sniff(path: Path, text: str) -> bool:
         first = first[0]
     return (isinstance(first, dict) and "completed" in first
             and ("model_id" in first or "num_prompts" in first)
-            and ("mean_ttft_ms" in first or any(_is_latency_statistic(key) for key in first)))
-
-
-@functools.lru_cache(maxsize=4096)
-def _is_latency_statistic(key: str) -> bool:
-    return bool(LATENCY_STATISTIC_KEY.search(key))
+            and ("mean_ttft_ms" in first
+                 or any(LATENCY_STATISTIC_KEY.search(key) for key in first)))
 
 
 def parse(path: Path, text: str) -> list[Record]:
@@ -162,18 +158,14 @@ def _latencies(result: dict[str, Any], layout: _Layout, at: Callable[[str], str]
     explicit: dict[str, float | None] = {}
     from_median: dict[str, float | None] = {}
     for key, field, is_median in layout.latencies:
-        value = result[key]
-        if (value.__class__ is float or value.__class__ is int) and 0 <= value < math.inf:
-            seconds = value / 1000.0 or None          # the usual case, without number()'s checks
-        else:
-            seconds = positive_or_none(ms_to_s(value, at(key)))   # 0.0 means "not measured"
+        seconds = positive_or_none(ms_to_s(result[key], at(key)))   # 0.0 means "not measured"
         (from_median if is_median else explicit)[field] = seconds
     return {**from_median, **explicit}
 
 
 class _Layout(NamedTuple):
     """What the keys of a result object mean, worked out once per key layout (every file of one
-    vLLM version has the same keys in the same order)."""
+    vLLM version has the same keys in the same order, so `_layout` is cached)."""
     latencies: tuple[tuple[str, str, bool], ...]   # (key, canonical field, is a median)
     # Keys that may be the user's: before run_number those vLLM does not write as text (they are
     # metadata when their value is text), and every key after it (a sweep's parameters).
@@ -198,7 +190,6 @@ def _layout(keys: tuple[str, ...]) -> _Layout:
     return _Layout(tuple(latencies), tuple(before), tuple(after))
 
 
-@functools.lru_cache(maxsize=4096)
 def _latency_field(key: str) -> tuple[str | None, bool]:
     """(`tpot_p99_s`, False) for `p99_tpot_ms`, (`tpot_p50_s`, True) for `median_tpot_ms`,
     (None, False) for anything not kept (ITL, p99.9, std, queue times)."""
@@ -262,9 +253,7 @@ def _run_facts(result: dict[str, Any], layout: _Layout, at: Callable[[str], str]
         run["label"] = result["label"]
     if result.get("date") is not None:
         run["date"] = _iso_date(result["date"], at("date"))
-    run.update(_user_facts(result, layout, at))
-    if "meta" in run:
-        run["meta"] = dict(run["meta"])     # the record's own: the remembered facts stay as they are
+    run.update(_user_facts(_user_keys(result, layout), at))
     return run
 
 
@@ -328,35 +317,16 @@ def _user_keys(result: dict[str, Any], layout: _Layout) -> dict[str, str]:
     return found
 
 
-@functools.lru_cache(maxsize=4096)
 def _is_vllm_text_key(key: str) -> bool:
     return key in VLLM_TEXT_KEYS or key.startswith(VLLM_KEY_PREFIXES)
 
 
-# The files of one configuration repeat their user keys: the facts of each set of keys and values
-# are worked out once.
-_USER_FACTS: dict[tuple[tuple[str, str], ...], dict[str, Any]] = {}
-
-
-def _user_facts(result: dict[str, Any], layout: _Layout, at: Callable[[str], str]
-                ) -> dict[str, Any]:
-    """Run facts from the user's keys; the rest goes to `meta` unchanged. Callers must not
-    modify what they get back."""
-    user = tuple(_user_keys(result, layout).items())
-    facts = _USER_FACTS.get(user)
-    if facts is None:
-        facts = _user_facts_of(user, at)
-        if len(_USER_FACTS) >= 4096:
-            _USER_FACTS.clear()
-        _USER_FACTS[user] = facts
-    return facts
-
-
-def _user_facts_of(user: tuple[tuple[str, str], ...], at: Callable[[str], str]) -> dict[str, Any]:
+def _user_facts(user: dict[str, str], at: Callable[[str], str]) -> dict[str, Any]:
+    """Run facts from the user's keys; the rest goes to `meta` unchanged."""
     facts: dict[str, Any] = {}
     meta: dict[str, str] = {}
     dp = None
-    for key, text in user:
+    for key, text in user.items():
         if key in METADATA_TEXT_FACTS:
             if text.strip():
                 facts[METADATA_TEXT_FACTS[key]] = text.strip()

@@ -1,5 +1,5 @@
 """AIConfigurator outputs: simulated Pareto / top-n CSVs and silicon_sample.csv (measured TTFT/TPOT,
-throughput by Little's law); each quirk of our own fixtures, each refusal, other CSVs left alone."""
+throughput by Little's law); each quirk of our own fixtures."""
 import csv
 import json
 import time
@@ -7,19 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from opx.ingest.aiconfigurator import parse, sniff
-from opx.ingest.base import FormatError
+from opx.ingest.aiconfigurator import parse
 from opx.ingest.core import IngestOptions, parse_file
-from tests.conftest import ROOT
+from tests.unit.ingest import samples
+from tests.unit.ingest.samples import SHARED, needs_shared
 
-SHARED = Path(ROOT).parent / "shared" / "fixtures"
 AIC = SHARED / "aiconfigurator"
 RUN_DIR = AIC / "gb300_dsv3.1-nvfp4_1k1k"
-OWN = ROOT / "tests" / "fixtures" / "aiconfigurator"
-
-needs_shared = pytest.mark.skipif(
-    not SHARED.is_dir(), reason=f"shared sample files not found at {SHARED} (they are kept outside "
-                                "the repository and are not copied into it)")
+OWN = samples.OWN / "aiconfigurator"
 
 
 def read(path: Path) -> tuple[list[dict], list]:
@@ -34,30 +29,6 @@ def runs(records) -> dict[str, list]:
     for rec in records:
         out.setdefault(json.dumps(rec.run, sort_keys=True), []).append(rec)
     return out
-
-
-# -- every real sample ---------------------------------------------------------------------------
-
-@needs_shared
-def test_every_shared_aiconfigurator_file_is_claimed_and_parses():
-    files = sorted(AIC.rglob("*.csv"))
-    assert len(files) == 4
-    for path in files:
-        text = path.read_text()
-        assert sniff(path, text), path.name
-        assert parse(path, text), path.name
-
-
-@needs_shared
-def test_files_of_other_tools_are_not_claimed():
-    others = [p for folder in ("vllm", "sglang", "genai-perf", "aiperf", "llmperf",
-                               "inferencex-harness", "dashboards")
-              for p in (SHARED / folder).rglob("*") if p.is_file()]
-    others += [p for p in (ROOT / "tests" / "fixtures").rglob("*")
-               if p.is_file() and "aiconfigurator" not in p.parts]
-    assert others
-    for path in others:
-        assert not sniff(path, path.read_text(errors="replace")), path
 
 
 # -- simulated Pareto and top-n ---------------------------------------------------------------------
@@ -226,26 +197,3 @@ def test_disagg_with_different_prefill_hardware_names_the_decode_hardware():
     assert rec.run["label"] == ("AIC 2 x tp1 pp1 dp4 moe_tp1 moe_ep4 "
                                 "+ 1 x tp1 pp1 dp8 moe_tp1 moe_ep8")
     assert rec.point["throughput_output_tok_s"] == pytest.approx(19.787 * 1024)
-
-
-# -- refusals ---------------------------------------------------------------------------------------------
-
-@pytest.mark.parametrize("name, where, problem", [
-    ("truncated_pareto.csv", "line 3", "cut short"),
-    ("gpus_mismatch.csv", "line 2: num_total_gpus", "parallel columns give 16 GPUs"),
-    ("tokens_per_gpu_mismatch.csv", "line 2: tokens/s/gpu", "but tokens/s is"),
-    ("tokens_per_user_mismatch.csv", "line 2: tokens/s/user", "disagrees with 1000 / tpot"),
-    ("silicon_negative_ttft.csv", "line 2: silicon_ttft_ms", "below 0"),
-    ("silicon_nan_tpot.csv", "line 2: silicon_tpot_ms", "NaN"),
-    ("silicon_zero_tpot.csv", "line 2: silicon_tpot_ms", "missing or 0"),
-    ("silicon_bad_mode.csv", "line 2: mode", "expected agg or disagg"),
-    ("silicon_missing_column.csv", "header", "missing column(s) osl"),
-])
-def test_bad_files_are_refused_with_the_place_and_the_reason(name, where, problem):
-    path = OWN / "bad" / name
-    text = path.read_text()
-    assert sniff(path, text)        # ours, so the user gets this message, not "unknown format"
-    with pytest.raises(FormatError) as err:
-        parse(path, text)
-    assert err.value.where == where
-    assert problem in err.value.problem

@@ -8,19 +8,13 @@ import pytest
 
 from opx.ingest import aiperf, genai_perf
 from opx.ingest.base import FormatError
-from tests.unit.ingest.test_genai_perf import (OWN, SHARED, fixture_files, needs_shared,
-                                               parse_one, read, refusal)
+from tests.unit.ingest.samples import OWN, SHARED, needs_shared, parse_one, read, refusal
 
 OLD_JSON = SHARED / "aiperf" / "profile_export_aiperf.json"
 OLD_CSV = SHARED / "aiperf" / "profile_export_aiperf.csv"
 OLD_JSONL = SHARED / "aiperf" / "profile_export.jsonl"
 V080 = SHARED / "aiperf" / "v0.8.0_inferencex_run"
 OWN_DIR = OWN / "aiperf"
-
-
-@pytest.mark.parametrize("path, owner", fixture_files())
-def test_sniff_claims_only_aiperf_files(path, owner):
-    assert aiperf.sniff(path, read(path)) == (owner == aiperf.NAME)
 
 
 @needs_shared
@@ -130,16 +124,6 @@ def test_csv_owner_by_column_order_when_the_name_says_nothing(tmp_path):
 
 
 @needs_shared
-@pytest.mark.parametrize("source", [OLD_JSON, V080 / "profile_export_aiperf.csv"],
-                         ids=["json", "csv"])
-def test_real_file_cut_in_half_is_refused(tmp_path, source):
-    text = read(source)
-    cut = tmp_path / source.name
-    cut.write_text(text[: len(text) // 2])
-    assert refusal(aiperf, cut).where.startswith("line")
-
-
-@needs_shared
 def test_non_streaming_run_keeps_no_ttft_or_tpot():
     data = json.loads(read(OLD_JSON))
     data["input_config"]["endpoint"]["streaming"] = False
@@ -186,15 +170,3 @@ def test_error_summary_of_the_wrong_shape_is_refused():
     with pytest.raises(FormatError) as info:
         aiperf.parse(path, json.dumps(data))
     assert info.value.where == "error_summary"
-
-
-@pytest.mark.parametrize("name, where, problem", [
-    ("ttft_out_of_order_aiperf.json", "records.ttft", "out of order"),
-    ("negative_error_count_aiperf.json", "error_request_count.avg", "below 0"),
-    ("truncated_profile_export_aiperf.json", "line 5", "not valid JSON"),
-    ("truncated_profile_export_aiperf.csv", "line 3", "Metric,Value"),
-])
-def test_bad_files_are_refused_at_the_right_place(name, where, problem):
-    error = refusal(aiperf, OWN_DIR / "bad" / name)
-    assert error.where == where
-    assert problem in error.problem

@@ -1,62 +1,12 @@
-"""GenAI-Perf importer; also the fixture inventory that the AIPerf, LLMPerf and trtllm-bench tests
-share (`fixture_files`, `parse_one`)."""
+"""GenAI-Perf importer."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
-from models import Point
 from opx.ingest import aiperf, genai_perf
-from opx.ingest.base import FormatError, Record
-from tests.conftest import ROOT
-
-SHARED = ROOT.parent / "shared" / "fixtures"
-OWN = ROOT / "tests" / "fixtures"
-needs_shared = pytest.mark.skipif(
-    not SHARED.is_dir(),
-    reason=f"{SHARED} is absent: the real sample files live outside the repository")
-# The sample folders whose files one of these importers owns; files anywhere else (vLLM, SGLang,
-# InferenceX, AIConfigurator, ...) must be claimed by none of them.
-OWNER_BY_FOLDER = {"genai-perf": "genai-perf", "aiperf": "aiperf", "llmperf": "llmperf",
-                   "trtllm-bench": "trtllm-bench"}
-
-
-def fixture_files() -> list:
-    """Every shared and own sample file, with the format that must claim it (None: none of
-    GenAI-Perf, AIPerf, LLMPerf, trtllm-bench)."""
-    params = []
-    for root in (SHARED, OWN):
-        if not root.is_dir():
-            continue
-        for path in sorted(root.rglob("*")):
-            if path.is_file() and path.suffix != ".md":
-                folder = path.relative_to(root).parts[0]
-                params.append(pytest.param(path, OWNER_BY_FOLDER.get(folder),
-                                           id=str(path.relative_to(root.parent))))
-    return params
-
-
-def read(path: Path) -> str:
-    return path.read_text(encoding="utf-8", errors="replace")
-
-
-def parse_one(module, path: Path, text: str | None = None) -> Record:
-    """The single record a summary file gives; its point must pass the model's validation."""
-    records = module.parse(path, read(path) if text is None else text)
-    assert len(records) == 1
-    Point(**records[0].point)
-    assert "gpus_total" not in records[0].run and "provenance" not in records[0].run
-    return records[0]
-
-
-def refusal(module, path: Path, text: str | None = None) -> FormatError:
-    assert module.sniff(path, read(path) if text is None else text), "claimed before refused"
-    with pytest.raises(FormatError) as info:
-        module.parse(path, read(path) if text is None else text)
-    return info.value
-
+from tests.unit.ingest.samples import OWN, SHARED, needs_shared, parse_one, read, refusal
 
 C10_JSON = SHARED / "genai-perf" / "simple_medium_response_c10_genai_perf.json"
 C1_JSON = SHARED / "genai-perf" / "simple_medium_response_c1_genai_perf.json"
@@ -65,11 +15,6 @@ RAW_EXPORT = SHARED / "genai-perf" / "simple_medium_response_c1.json"
 OWN_DIR = OWN / "genai-perf"
 STREAMING_CSV = OWN_DIR / "llama3-triton-vllm-concurrency8" / "streaming_genai_perf.csv"
 FLAT_CONFIG = OWN_DIR / "flat_config_genai_perf.json"
-
-
-@pytest.mark.parametrize("path, owner", fixture_files())
-def test_sniff_claims_only_genai_perf_files(path, owner):
-    assert genai_perf.sniff(path, read(path)) == (owner == genai_perf.NAME)
 
 
 @needs_shared
@@ -153,16 +98,6 @@ def test_raw_perf_analyzer_export_is_refused_with_the_summary_to_import():
 
 
 @needs_shared
-@pytest.mark.parametrize("source", [C10_JSON, C10_CSV], ids=["json", "csv"])
-def test_real_file_cut_in_half_is_refused(tmp_path, source):
-    text = read(source)
-    cut = tmp_path / source.name
-    cut.write_text(text[: len(text) // 2])
-    error = refusal(genai_perf, cut)
-    assert error.where.startswith("line")
-
-
-@needs_shared
 def test_csv_owner_by_column_order_when_the_name_says_nothing(tmp_path):
     renamed = tmp_path / "results.csv"
     renamed.write_text(read(C10_CSV))             # p99 first: GenAI-Perf's order
@@ -201,19 +136,3 @@ def test_own_flat_2024_config_in_request_rate_mode():
     assert rec.run["model"] == "meta-llama/Meta-Llama-3-8B-Instruct"
     assert rec.run["framework"] == "vllm"                     # Triton with the vLLM backend
     assert rec.run["meta"] == {"service_kind": "triton"}
-
-
-@pytest.mark.parametrize("name, where, problem", [
-    ("truncated_genai_perf.json", "line 6", "not valid JSON"),
-    ("itl_percentiles_out_of_order_genai_perf.json", "inter_token_latency", "out of order"),
-    ("negative_latency_genai_perf.json", "request_latency.p50", "below 0"),
-    ("nan_throughput_genai_perf.json", "output_token_throughput.avg", "NaN"),
-    ("metric_not_an_object_genai_perf.json", "request_latency", "expected a metric object"),
-    ("latency_in_tokens_genai_perf.json", "time_to_first_token.unit", "not a unit of time"),
-    ("short_row_genai_perf.csv", "line 2", "cells"),
-    ("no_value_table_genai_perf.csv", "line 2", "Metric,Value"),
-])
-def test_bad_files_are_refused_at_the_right_place(name, where, problem):
-    error = refusal(genai_perf, OWN_DIR / "bad" / name)
-    assert error.where == where
-    assert problem in error.problem

@@ -1,9 +1,13 @@
-"""The importer's fast paths change nothing a user can see: parsing in worker processes and
-writing in batches give exactly the per-file outcome and the stored tables of parsing and writing
-one file at a time."""
+"""Parsing in worker processes and writing in batches change nothing a user can see: they give
+exactly the per-file outcome and the stored tables of parsing and writing one file at a time."""
 import json
 import os
 import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
 
@@ -100,46 +104,45 @@ def test_a_worker_that_dies_costs_nothing_but_time(folder, tmp_path, monkeypatch
     assert survived == serial
 
 
-def _forget_what_parsing_remembers():
-    from models import run as run_model
-    from opx.ingest import core, vllm
-    core._TEMPLATES.clear()
-    vllm._USER_FACTS.clear()
-    run_model._RUN_KEYS.clear()
+def _processes_naming(path) -> list[int]:
+    """Live processes whose command line names `path` (Linux /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            state = (entry / "stat").read_text().rsplit(")", 1)[-1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if entry.name.isdigit() and str(path) in cmdline and state != "Z":
+            found.append(int(entry.name))
+    return found
 
 
-def test_what_parsing_remembers_across_files_changes_no_outcome(folder):
-    """Files of one configuration reuse its worked-out facts and validated run; each file parsed
-    from a fresh start must give the same runs, rows, notices and errors."""
-    from pathlib import Path
-    from opx.ingest.core import collect_files, parse_files
-    files, _ = collect_files([folder])
-    catalog, options = load_catalog(), IngestOptions()
-    _forget_what_parsing_remembers()
-    together = parse_files(files, options, catalog)
-    for path, warm in zip(files, together):
-        _forget_what_parsing_remembers()
-        (alone,) = parse_files([Path(path)], options, catalog)
-        assert (alone.format, alone.error, alone.notices) == (warm.format, warm.error, warm.notices)
-        assert [r.model_dump() for r in alone.runs] == [r.model_dump() for r in warm.runs]
-        assert importer.rows_of(alone) == importer.rows_of(warm)
-
-
-def test_an_import_leaves_no_cycles_for_the_paused_collector(folder, tmp_path):
-    """The importer pauses Python's cycle collector while it runs (opx.ingest.core.gc_paused):
-    that holds no memory only while an import, refused files and all, makes no reference cycles."""
-    import gc
-    from opx.ingest.core import gc_paused
-    db = tmp_path / "cycles.duckdb"
-    with store.writing(db):
-        pass
-    catalog = load_catalog()
-    gc.collect()
-    with gc_paused():
-        results = importer.import_files([folder], IngestOptions(), db, catalog, workers=1)
-        assert any(r.error for r in results) and any(r.runs_added for r in results)
-        del results
-        assert not gc.isenabled()
-        leftover = gc.collect()
-    assert gc.isenabled()
-    assert leftover == 0
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc to list processes")
+def test_workers_leave_with_a_killed_importer(tmp_path):
+    """Workers wait for work from their importer; when it is killed they exit too, rather than
+    wait forever."""
+    folder = tmp_path / "files"
+    folder.mkdir()
+    for i in range(2000):
+        (folder / f"r{i:04d}.json").write_text(json.dumps(_vllm_result(i)))
+    cmd = [sys.executable, "-m", "opx", "ingest", str(folder), "--jobs", "2",
+           "--db", str(tmp_path / "opx.duckdb")]
+    importer_process = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL,
+                                        stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while len(_processes_naming(folder)) < 3:        # the importer and its two workers
+            assert importer_process.poll() is None, "the import ended before its workers were seen"
+            assert time.monotonic() < deadline, "no workers started"
+            time.sleep(0.02)
+        importer_process.kill()
+        importer_process.wait()
+        deadline = time.monotonic() + 5
+        while _processes_naming(folder) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _processes_naming(folder) == []
+    finally:
+        importer_process.kill()
+        for pid in _processes_naming(folder):           # workers left behind by a failure
+            os.kill(pid, signal.SIGKILL)

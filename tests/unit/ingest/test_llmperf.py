@@ -6,19 +6,13 @@ import datetime as dt
 import pytest
 
 from opx.ingest import llmperf
-from tests.unit.ingest.test_genai_perf import (OWN, SHARED, fixture_files, needs_shared,
-                                               parse_one, read, refusal)
+from tests.unit.ingest.samples import OWN, SHARED, needs_shared, parse_one, refusal
 
 GROQ = SHARED / "llmperf" / "summary" / "groq_70b.json"
 ANYSCALE = SHARED / "llmperf" / "summary" / "anyscale_70b.json"
 INDIVIDUAL = SHARED / "llmperf" / "individual" / "groq_70b.json"
 OWN_DIR = OWN / "llmperf"
 OWN_SUMMARY = OWN_DIR / "mistral-7b_100_50_summary.json"
-
-
-@pytest.mark.parametrize("path, owner", fixture_files())
-def test_sniff_claims_only_llmperf_files(path, owner):
-    assert llmperf.sniff(path, read(path)) == (owner == llmperf.NAME)
 
 
 @needs_shared
@@ -79,14 +73,6 @@ def test_individual_responses_are_refused_with_the_summary_to_import():
     assert "_summary.json" in error.problem
 
 
-@needs_shared
-def test_real_summary_cut_in_half_is_refused(tmp_path):
-    text = read(GROQ)
-    cut = tmp_path / "llama2-70b-4096_550_150_summary.json"
-    cut.write_text(text[: len(text) // 2])
-    assert refusal(llmperf, cut).where.startswith("line")
-
-
 def test_own_summary_with_errors_metadata_and_string_throughput():
     rec = parse_one(llmperf, OWN_SUMMARY)
     p = rec.point
@@ -106,16 +92,3 @@ def test_own_summary_with_errors_metadata_and_string_throughput():
 def test_own_individual_responses_name_their_summary():
     error = refusal(llmperf, OWN_DIR / "mistral-7b_100_50_individual_responses.json")
     assert "mistral-7b_100_50_summary.json" in error.problem
-
-
-@pytest.mark.parametrize("name, where, problem", [
-    ("ttft_out_of_order_summary.json", "results_ttft_s_quantiles", "out of order"),
-    ("nan_e2e_summary.json", "results_end_to_end_latency_s_quantiles_p50", "NaN"),
-    ("negative_throughput_summary.json", "results_mean_output_throughput_token_per_s",
-     "below 0"),
-    ("truncated_summary.json", "line 7", "not valid JSON"),
-])
-def test_bad_files_are_refused_at_the_right_place(name, where, problem):
-    error = refusal(llmperf, OWN_DIR / "bad" / name)
-    assert error.where == where
-    assert problem in error.problem

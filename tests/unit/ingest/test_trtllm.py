@@ -7,16 +7,11 @@ import json
 import pytest
 
 from opx.ingest import trtllm
-from tests.unit.ingest.test_genai_perf import OWN, fixture_files, parse_one, read, refusal
+from tests.unit.ingest.samples import OWN, parse_one, read, refusal
 
 OWN_DIR = OWN / "trtllm-bench"
 STREAMING = OWN_DIR / "report_streaming.json"
 NO_STREAMING = OWN_DIR / "report_no_streaming.json"
-
-
-@pytest.mark.parametrize("path, owner", fixture_files())
-def test_sniff_claims_only_trtllm_bench_files(path, owner):
-    assert trtllm.sniff(path, read(path)) == (owner == trtllm.NAME)
 
 
 def test_streaming_report():
@@ -75,15 +70,3 @@ def test_per_request_records_are_refused_with_the_file_to_import():
     error = refusal(trtllm, OWN_DIR / "request_records.json")
     assert error.where == "line 1"
     assert "per-request" in error.problem and "--report_json" in error.problem
-
-
-@pytest.mark.parametrize("name, where, problem", [
-    ("tpot_out_of_order.json", "streaming_metrics.tpot_percentiles", "out of order"),
-    ("negative_throughput.json", "performance.system_output_throughput_tok_s", "below 0"),
-    ("performance_not_object.json", "performance", "expected an object"),
-    ("truncated.json", "line 7", "not valid JSON"),
-])
-def test_bad_files_are_refused_at_the_right_place(name, where, problem):
-    error = refusal(trtllm, OWN_DIR / "bad" / name)
-    assert error.where == where
-    assert problem in error.problem
