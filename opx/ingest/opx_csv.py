@@ -12,6 +12,7 @@ import io
 import json
 from pathlib import Path
 
+from opx.cells import unquote_cell
 from opx.ingest.base import FormatError, Record, check_percentile_order, first_line, number
 
 NAME = "opx-csv"
@@ -65,7 +66,8 @@ def parse(path: Path, text: str) -> list[Record]:
 
 
 def _record(row: dict[str, str], where: str) -> Record:
-    run = {k: row[k].strip() for k in _RUN_FACTS if (row.get(k) or "").strip()}
+    # A text cell opx wrote spreadsheet-safe ('=...) reads back as the text it was.
+    run = {k: unquote_cell(row[k].strip()) for k in _RUN_FACTS if (row.get(k) or "").strip()}
     if row.get("meta", "").strip():
         try:
             meta = json.loads(row["meta"])
@@ -99,6 +101,6 @@ def _record(row: dict[str, str], where: str) -> Record:
         if per_gpu is not None:
             point[f"throughput_{kind}_per_gpu"] = per_gpu      # the core multiplies by the GPUs
     if row.get("note", "").strip():
-        point["note"] = row["note"].strip()
+        point["note"] = unquote_cell(row["note"].strip())
     check_percentile_order(point, where)
     return Record(run=run, point=point, where=where)

@@ -236,9 +236,6 @@ def test_csv_exports_neutralise_text_cells_and_keep_numbers(hostile, catalog):
     assert "'" + FORMULA_LABEL in set(data_csv.label)
 
 
-@pytest.mark.xfail(strict=True, reason="opx/ingest/opx_csv.py does not yet strip the leading "
-                   "quote a spreadsheet-safe CSV adds (export.unquote_cell): a label starting "
-                   "with = + - @ comes back with a quote, so the run gets another id")
 def test_the_data_page_csv_of_hostile_runs_imports_back_unchanged(hostile, catalog, tmp_path):
     db, ids = hostile
     with store.reading(db) as con:
