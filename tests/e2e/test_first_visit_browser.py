@@ -15,6 +15,8 @@ def test_a_page_link_as_the_first_visit(server, page):
     expect(nav.get_by_text("Explorer")).to_be_visible(timeout=20_000)
     expect(nav.get_by_text("app", exact=True)).to_have_count(0)
     expect(page.get_by_role("heading", name="Compare", level=1)).to_be_visible()
-    expect(page.get_by_test_id("stMetric").first).to_contain_text("cannot reach 500")
+    expect(page.get_by_test_id("stMetric").first).to_contain_text("no multiple")
+    expect(page.get_by_test_id("stCaptionContainer").filter(
+        has_text="cannot reach 500").first).to_be_visible()
     expect(page.get_by_test_id("stException")).to_have_count(0)
     assert not page.js_errors
