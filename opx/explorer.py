@@ -1,6 +1,6 @@
 """What the Explorer shows for a view state, computed from the store; no Streamlit.
 
-The page, the tests and (later) the CLI export all call `explore`, so they show the same figures.
+The pages, the tests and the CLI export all call `explore`, so they show the same figures.
 """
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """Links <-> views, in one place. A link is a page path plus query parameters; the state is parsed
-by `ViewState.from_query` (validated, never evaluated) and built back with defaults left out."""
+by `ViewState.from_query` (validated, never evaluated) and built back by `ViewState.to_query(page)`
+(the shared view in full, the page's own fields when set)."""
 from __future__ import annotations
 
 import os

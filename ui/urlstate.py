@@ -191,7 +191,6 @@ def seed_page_from_url(model_cls, resolver: SlugResolver, prefix: str) -> list[s
     ss = st.session_state
     ss[_PAGE] = prefix
     url = _current_query()
-    marker = f"{_LAST}_{prefix}"
     bare = not any(k in model_cls.model_fields for k in url)
     if ss.get(_LAST) == (prefix, _canonical(url)) or bare and ss.get(_REPLACED) == prefix:
         return []
@@ -200,12 +199,18 @@ def seed_page_from_url(model_cls, resolver: SlugResolver, prefix: str) -> list[s
     shared = {n: [getattr(view, n)] for n in _common(model_cls)}
     if bare:
         ss[_REPLACE] = True
-        state, notices = model_cls.from_query({**ss.get(marker, {}), **shared}, resolver)
+        remembered = ss.get(_page_query_key(prefix), {})
+        state, notices = model_cls.from_query({**remembered, **shared}, resolver)
     else:
         state, notices = model_cls.from_query(url, resolver)
     for name in model_cls.model_fields:
         ss[f"{prefix}{name}"] = getattr(state, name)
     return notices
+
+
+def _page_query_key(prefix: str) -> str:
+    """Where a page with its own state model keeps its last address for the session."""
+    return f"{_LAST}_{prefix}"
 
 
 def _common(model_cls) -> set[str]:
@@ -223,7 +228,7 @@ def write_page_url(state, prefix: str) -> None:
     query = state.to_query()
     _show_address(query)
     ss[_LAST] = (prefix, _canonical(query))
-    ss[f"{_LAST}_{prefix}"] = query
+    ss[_page_query_key(prefix)] = query
     # The model and workload chosen here become the session's.
     view, _ = ViewState.from_query(ss.get(_QUERY) or {})
     update = {n: getattr(state, n) for n in _common(type(state))}
