@@ -2,7 +2,7 @@
 interactivity."""
 import streamlit as st
 
-from models import Y_METRICS
+from models import Y_METRICS, pct_label
 from models.view import format_number
 from opx import compare, metrics
 from opx.charts import explorer_chart, multiple_chart
@@ -22,6 +22,7 @@ with st.sidebar:
     widgets.model_and_workload()
     widgets.percentile_picker()
     st.selectbox("Metric", Y_METRICS, key="y", format_func=lambda k: metrics.y_metric(k).title)
+    widgets.run_filters()
 
 widgets.target_controls()
 
@@ -47,7 +48,7 @@ except OpxError as exc:
     st.error(escape_md(f"error: {exc}"))
     st.stop()
 
-target_text = f"{format_number(state.target)} tok/s/user ({state.pct.upper()})"
+target_text = f"{format_number(state.target)} tok/s/user ({pct_label(state.pct)})"
 curve = compare.multiple_curve(side_a, side_b, metric)
 comparing_runs = bool(state.ra and state.rb) and (side_a.key, side_b.key) == (state.ra, state.rb)
 if comparing_runs:

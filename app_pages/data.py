@@ -6,6 +6,7 @@ from opx.errors import OpxError
 from opx.importer import import_uploads
 from opx.ingest.core import MAX_FILE_BYTES, IngestOptions, format_names
 from ui import data, permissions, share, widgets
+from ui.coverage import show_coverage
 from ui.permissions import can_write
 from ui.text import escape_md
 
@@ -15,6 +16,7 @@ allowed, why = can_write()
 st.title("Data")
 if not allowed:
     st.info(escape_md(why), icon=":material/lock:")
+widgets.or_stop(show_coverage)
 
 # -- import ---------------------------------------------------------------------------------------
 st.header("Import result files")

@@ -1,7 +1,7 @@
 """Explorer (`/`): throughput per GPU against interactivity, per hardware envelope."""
 import streamlit as st
 
-from models import PROVENANCES, Y_METRICS
+from models import Y_METRICS, pct_label
 from models.view import format_number
 from opx import metrics
 from opx.charts import explorer_chart, over_time_chart
@@ -21,7 +21,7 @@ with st.sidebar:
     widgets.percentile_picker()
     st.selectbox("Y metric", Y_METRICS, key="y", format_func=lambda k: metrics.y_metric(k).title)
     st.radio("X scale", ("log", "linear"), key="xscale", horizontal=True)
-    st.multiselect("Provenance shown (all when empty)", PROVENANCES, key="source")
+    widgets.run_filters()
     st.checkbox("Show every run's own curve", key="runs")
     st.checkbox("Show non-frontier points", key="points")
     st.checkbox("Show the value at the target over time", key="trend")
@@ -36,7 +36,7 @@ if saved_info:
 view = widgets.or_stop(data.explorer_view, state)
 
 y = metrics.y_metric(state.y)
-target_text = f"{format_number(state.target)} tok/s/user ({state.pct.upper()})"
+target_text = f"{format_number(state.target)} tok/s/user ({pct_label(state.pct)})"
 base = next((s for s in view.summaries if s.hardware == view.baseline), None)
 
 # The two multiples are shown apart, each with what it means, so they cannot be confused.

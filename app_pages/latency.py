@@ -2,6 +2,7 @@
 point across pages, and KV-cache pool comparisons."""
 import streamlit as st
 
+from models.vocab import pct_label
 from models.view import format_number, widget_range
 from opx import latency
 from opx.charts import latency_chart
@@ -19,6 +20,7 @@ with st.sidebar:
     st.number_input("Operating point: concurrency (empty = none)", *widget_range("conc"),
                     value=None, step=1.0, key="conc",
                     help="Marks this concurrency here and on the Explorer and Compare charts.")
+    widgets.run_filters()
 
 state = urlstate.write_url(urlstate.state_from_widgets())
 
@@ -40,7 +42,7 @@ if not view.runs.empty:
     if not view.picked:
         st.caption(escape_md(
             f"Shown: per hardware, the run on its envelope nearest "
-            f"{format_number(state.target)} tok/s/user ({state.pct.upper()}), or where the "
+            f"{format_number(state.target)} tok/s/user ({pct_label(state.pct)}), or where the "
             "envelope does not reach that, the run with the most envelope points (see Why shown)."))
     st.altair_chart(latency_chart(view.points, state.pct, state.conc, catalog),
                     key="latency_chart", theme=None)
@@ -64,7 +66,7 @@ if not view.kv_pool.empty:
         ttft = dict(zip(group.kv_pool, group.ttft_s))
         served = [s for s in group.requests_served if s]
         st.caption(escape_md(
-            f"{hw} at concurrency {conc:,.0f}: TTFT {state.pct.upper()} "
+            f"{hw} at concurrency {conc:,.0f}: TTFT {pct_label(state.pct)} "
             + " vs ".join(f"{v:.3g} s ({k})" for k, v in ttft.items() if v == v)
             + (f"; requests served {served[0]} with the pool" if served else "")))
 

@@ -1,6 +1,7 @@
 """Planner (`/planner`): how many GPUs and racks of each system a service needs, from an SLA."""
 import streamlit as st
 
+from models.vocab import pct_label
 from models.view import widget_range
 from opx import views
 from opx.charts import planner_chart
@@ -16,6 +17,7 @@ with st.sidebar:
     st.header("Service")
     widgets.model_and_workload()
     widgets.hardware_picker("Hardware to consider")
+    widgets.run_filters()
 
 c1, c2, c3 = st.columns(3)
 c1.number_input("SLA: at least tok/s/user", *widget_range("target"), step=1.0, key="target")
@@ -39,7 +41,7 @@ title, subtitle = views.planner_context(result, catalog, link_text)
 if not result.rows.empty:
     st.altair_chart(planner_chart(result.rows, title, subtitle, catalog), key="planner_chart",
                     theme=None)
-    pct = state.pct.upper()
+    pct = pct_label(state.pct)
     text, right = st.column_config.TextColumn, "right"
     st.dataframe(result.table(), hide_index=True, key="planner_table", column_config={
         "Rank": st.column_config.NumberColumn(width=50),

@@ -1,6 +1,8 @@
 """Catalog entries: hardware, models (LLMs) and workloads, each spec value with its source."""
 from __future__ import annotations
 
+import re
+
 from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
@@ -96,7 +98,31 @@ class Catalog(_Strict):
                                    for k, v in self.models.items()})
 
     def resolve_workload(self, spelling: str) -> str | None:
-        return _resolve(spelling, {k: ((), v.name) for k, v in self.workloads.items()})
+        """A slug or name, or the lengths spelled `isl8192-osl1024` (how opx once named a pair
+        the catalog lacked, so such links still open)."""
+        found = _resolve(spelling, {k: ((), v.name) for k, v in self.workloads.items()})
+        lengths = re.fullmatch(r"isl(\d+)-osl(\d+)", spelling.strip().lower())
+        if found is None and lengths:
+            isl, osl = int(lengths[1]), int(lengths[2])
+            found = next((k for k, w in self.workloads.items() if (w.isl, w.osl) == (isl, osl)),
+                         None)
+        return found
+
+
+def workload_slug(isl: int, osl: int) -> str:
+    """The readable slug of an ISL/OSL pair: `8k1k` when both are whole multiples of 1,024 (as
+    InferenceX writes them), else each length as `4k` or as its number, joined by `-`
+    (`1k-128`, `1000-100`)."""
+    def part(n: int) -> str:
+        return f"{n // 1024}k" if n % 1024 == 0 else str(n)
+    if isl % 1024 == 0 and osl % 1024 == 0:
+        return part(isl) + part(osl)
+    return f"{part(isl)}-{part(osl)}"
+
+
+def workload_label(isl: int, osl: int) -> str:
+    """`4,096 in / 1,024 out`."""
+    return f"{isl:,} in / {osl:,} out"
 
 
 def _resolve(spelling: str, table: dict[str, tuple[tuple[str, ...], str]]) -> str | None:

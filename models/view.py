@@ -10,9 +10,10 @@ it cannot use, with a notice for each dropped value.
 """
 from __future__ import annotations
 
+import datetime as dt
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol, get_args
+from typing import Any, Literal, Protocol, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -42,6 +43,12 @@ class SlugResolver(Protocol):
 
 # Parser kinds whose field is one number: the model enforces its range itself (`ge`/`le`).
 _SCALAR_KINDS = ("number",)
+
+# Dates a link may give (`since`, `until`): any day in these years.
+DATE_MIN, DATE_MAX = dt.date(1990, 1, 1), dt.date(2100, 12, 31)
+# A framework or precision in a link: a short word of these characters (`vllm+dynamo`, `fp8_block`).
+TEXT_ITEM_MAX = 40
+_TEXT_ITEM_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789._+-")
 
 
 def ranged(low: float, high: float) -> dict:
@@ -90,6 +97,15 @@ class ViewState(BaseModel):
                                                high=1000.0))
     power: tuple[str, ...] = Field((), **param("override", "W per GPU", low=1.0, high=100_000.0))
     conc: float | None = Field(None, **param("number", "Concurrency", low=1.0, high=10_000_000.0))
+    # Run filters: which runs every page draws (empty or None: any)
+    framework: tuple[str, ...] = Field((), **param("text_list", "framework"))
+    precision: tuple[str, ...] = Field((), **param("text_list", "precision"))
+    mode: Literal["agg", "disagg"] | None = Field(None, **param("choice", "serving mode"))
+    gpus: tuple[int, ...] = Field((), **param("whole_list", "GPUs per deployment", low=1,
+                                              high=100_000))
+    mtp: Literal["on", "off"] | None = Field(None, **param("choice", "MTP"))
+    since: dt.date | None = Field(None, **param("date", "measured from"))
+    until: dt.date | None = Field(None, **param("date", "measured until"))
     # Explorer
     baseline: str | None = Field(None, **param("hardware", "baseline hardware", "explorer"))
     xscale: XScale = Field("log", **param("choice", "x scale", "explorer"))
@@ -121,6 +137,40 @@ class ViewState(BaseModel):
                                  data.get("baseline"))
             data = {"a": a, "b": b, **data}
         return data
+
+    @field_validator("gpus")
+    @classmethod
+    def _gpus_in_range(cls, v: tuple[int, ...]) -> tuple[int, ...]:
+        low, high = field_range(cls, "gpus")
+        if any(not low <= g <= high for g in v):
+            raise ValueError(f"GPU counts are whole numbers {range_text(low, high)}")
+        return tuple(sorted(set(v)))
+
+    @field_validator("framework", "precision")
+    @classmethod
+    def _text_items(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        if any(_text_item(item) is None for item in v):
+            raise ValueError(f"each value is a word of at most {TEXT_ITEM_MAX} letters, digits "
+                             "and . _ + -")
+        return tuple(dict.fromkeys(item.lower() for item in v))
+
+    def run_filter_text(self) -> str:
+        """The run filters in words (`framework vllm; 8 GPUs; MTP off or not stated`), or ""."""
+        parts = []
+        if self.framework:
+            parts.append("framework " + " or ".join(self.framework))
+        if self.precision:
+            parts.append("precision " + " or ".join(self.precision))
+        if self.mode:
+            parts.append({"agg": "aggregated", "disagg": "disaggregated"}[self.mode])
+        if self.gpus:
+            parts.append(" or ".join(str(g) for g in self.gpus) + " GPUs per deployment")
+        if self.mtp:
+            parts.append("MTP on" if self.mtp == "on" else "MTP off or not stated")
+        if self.since or self.until:
+            parts.append("dated " + (f"from {self.since} " if self.since else "")
+                         + (f"until {self.until}" if self.until else "").strip())
+        return "; ".join(p.strip() for p in parts)
 
     def overrides(self, name: str) -> dict[str, float]:
         """`price` or `power` overrides as {hardware: value}."""
@@ -181,6 +231,10 @@ class ViewState(BaseModel):
                 continue
             _PARSERS[field_meta(name)["kind"]](name, raw, catalog, values, notices)
         unknown_params(params, QUERY_FIELDS, notices)
+        if values.get("since") and values.get("until") and values["since"] > values["until"]:
+            notices.append(f"The date range {values['since']} to {values['until']} in the link "
+                           "ends before it starts; it was ignored.")
+            del values["since"], values["until"]
         try:
             return cls(**values), notices
         except ValueError:      # a combination no single check caught; the link's values are dropped
@@ -188,6 +242,8 @@ class ViewState(BaseModel):
 
 
 QUERY_FIELDS: tuple[str, ...] = tuple(ViewState.model_fields)
+# The shared fields that choose which runs are drawn (opx.queries.RunFilters has the same names).
+RUN_FILTER_FIELDS = ("framework", "precision", "mode", "gpus", "mtp", "since", "until")
 
 
 def field_meta(name: str) -> dict:
@@ -222,7 +278,7 @@ def format_number(value: float) -> str:
 
 def _spell(name: str, value: object) -> list[str]:
     if isinstance(value, tuple):
-        return list(value) if value else ["none"] if name == "hw" else []
+        return [str(v) for v in value] if value else ["none"] if name == "hw" else []
     if isinstance(value, bool):
         return ["1" if value else "0"]
     if isinstance(value, float):
@@ -357,6 +413,49 @@ def _parse_override(name, raw, catalog, values, notices):
     values[name] = tuple(kept[k] for k in sorted(kept))
 
 
+def _text_item(text: str) -> str | None:
+    word = text.strip().lower()
+    return word if 0 < len(word) <= TEXT_ITEM_MAX and set(word) <= _TEXT_ITEM_CHARS else None
+
+
+def _parse_text_list(name, raw, catalog, values, notices):
+    kept: list[str] = []
+    for item in raw:
+        word = _text_item(item)
+        if word is None:
+            notices.append(f"`{name}={item[:40]}` in the link is not a word of at most "
+                           f"{TEXT_ITEM_MAX} letters, digits and . _ + -; it was ignored.")
+        elif word not in kept:
+            kept.append(word)
+    values[name] = tuple(kept)
+
+
+def _parse_whole_list(name, raw, catalog, values, notices):
+    label, (low, high) = field_meta(name)["label"], widget_range(name)
+    kept: list[int] = []
+    for item in raw:
+        number = _number_in(item, low, high, whole=True)
+        if number is None:
+            notices.append(f"{label} `{item[:40]}` in the link is not a whole number "
+                           f"{range_text(low, high)}; it was ignored.")
+        elif int(number) not in kept:
+            kept.append(int(number))
+    values[name] = tuple(sorted(kept))
+
+
+def _parse_date(name, raw, catalog, values, notices):
+    label = field_meta(name)["label"]
+    try:
+        day = dt.date.fromisoformat(raw[-1]) if len(raw[-1]) == 10 else None
+    except ValueError:
+        day = None
+    if day is None or not DATE_MIN <= day <= DATE_MAX:
+        notices.append(f"{label.capitalize()} `{raw[-1][:40]}` in the link is not a date "
+                       f"(YYYY-MM-DD) between {DATE_MIN} and {DATE_MAX}; it was ignored.")
+    else:
+        values[name] = day
+
+
 def _parse_view(name, raw, catalog, values, notices):
     if _is_slug(raw[-1]):
         values[name] = raw[-1]
@@ -368,7 +467,8 @@ _PARSERS = {"model": _parse_slug, "workload": _parse_slug, "hardware": _parse_sl
             "hardware_list": _parse_hardware_list, "choice": _parse_choice,
             "choice_list": _parse_choice_list, "number": _parse_number,
             "flag": _parse_flag, "run_id": _parse_run_id, "run_ids": _parse_run_ids,
-            "override": _parse_override, "view": _parse_view}
+            "override": _parse_override, "view": _parse_view, "text_list": _parse_text_list,
+            "whole_list": _parse_whole_list, "date": _parse_date}
 assert {field_meta(n)["kind"] for n in QUERY_FIELDS} <= set(_PARSERS)
 
 

@@ -1,8 +1,14 @@
 """Fixed words of the project (docs/architecture.md, "Vocabulary")."""
 from typing import Literal, get_args
 
-Percentile = Literal["p50", "p90", "p99"]
+# The interactivity statistic: the mean or a percentile of TPOT, each as its source reported it.
+Percentile = Literal["mean", "p50", "p90", "p99"]
 PERCENTILES: tuple[str, ...] = get_args(Percentile)
+
+
+def pct_label(pct: str) -> str:
+    """How a statistic is written for people: `mean`, `P50`, `P90`, `P99`."""
+    return pct if pct == "mean" else pct.upper()
 
 Provenance = Literal["measured", "published", "preview", "derived", "interpolated", "simulated"]
 PROVENANCES: tuple[str, ...] = get_args(Provenance)

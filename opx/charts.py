@@ -10,7 +10,7 @@ import re
 import altair as alt
 import pandas as pd
 
-from models import PROVENANCES, Catalog
+from models import Catalog, PROVENANCES, pct_label
 from models.view import format_number
 from opx import metrics
 from opx.explorer import ExplorerView
@@ -227,7 +227,7 @@ def _explorer_layers(view: ExplorerView, catalog: Catalog, link: str = "",
 
     title = alt.TitleParams(
         text=f"{y_metric.label} vs interactivity: {catalog.model_name(state.model)}, "
-             f"{catalog.workload_name(state.workload)}, {state.pct.upper()}",
+             f"{catalog.workload_name(state.workload)}, {pct_label(state.pct)}",
         subtitle=context_lines(view, link, as_of),
         anchor="start", font=FONT, subtitleFont=FONT, fontSize=TITLE_SIZE,
         subtitleFontSize=SUBTITLE_SIZE)
@@ -271,8 +271,9 @@ def wrap_line(text: str, width: int = SUBTITLE_CHARS,
 def context_lines(view: ExplorerView, link: str = "", as_of: dt.date | None = None) -> list[str]:
     """Provenance, sources, date and the full link, as lines under the chart title, each wrapped
     to the chart's width."""
-    lines = [f"Target {format_number(view.state.target)} tok/s/user, {view.state.pct.upper()}. "
-             f"Provenance: {_provenance_summary(view)}. Per-GPU figures divide by all GPUs."]
+    lines = [f"Target {format_number(view.state.target)} tok/s/user, {pct_label(view.state.pct)}. "
+             f"Provenance: {_provenance_summary(view)}. Per-GPU figures divide by all GPUs."
+             + (f" Runs: {view.state.run_filter_text()}." if view.state.run_filter_text() else "")]
     sources = list(dict.fromkeys(list(view.points.get("source_text", []))
                                  + list(view.references.get("source_text", []))))
     for source in sources[:4]:
@@ -507,7 +508,7 @@ def latency_chart(points: pd.DataFrame, pct: str, conc: float | None,
                       scale=alt.Scale(domain=list(PROVENANCE_SHAPES),
                                       range=list(PROVENANCE_SHAPES.values())),
                       legend=alt.Legend(orient="bottom", direction="horizontal"))
-    p = pct.upper()
+    p = pct_label(pct)
     x = alt.X("concurrency:Q", title="Concurrency (requests in flight, log scale)",
               scale=alt.Scale(type="log"), axis=alt.Axis(format="~s"))
     charts = []
@@ -687,7 +688,7 @@ def _over_time_layers(rows: pd.DataFrame, metric_title: str, target: float, pct:
         base.mark_point(size=90, filled=True, opacity=1).encode(
             x=x, y=y, color=color, shape=shape, tooltip=tooltip),
     ).properties(width=WIDTH, height=OVER_TIME_HEIGHT, title=alt.TitleParams(
-        text=f"{metric.label} at {format_number(target)} tok/s/user ({pct.upper()}) over time",
+        text=f"{metric.label} at {format_number(target)} tok/s/user ({pct_label(pct)}) over time",
         subtitle=wrap_line("Each dated run's own frontier at the target; one line per "
                            "configuration, in its hardware's colour."),
         anchor="start", font=FONT, subtitleFont=FONT, fontSize=TITLE_SIZE,

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from opx import store
-from opx.config import db_path
+from opx.config import MEASURED_DIR, db_path
 from opx.errors import OpxError, OutputError, printable, shown
 
 
@@ -26,6 +26,8 @@ def build_parser() -> argparse.ArgumentParser:
     init = db_sub.add_parser("init", help="apply migrations and load the built-in data")
     init.add_argument("--no-simulated", action="store_true",
                       help="skip the built-in simulated envelopes (published figures only)")
+    init.add_argument("--no-measured", action="store_true",
+                      help="leave out the built-in InferenceX measurements (data/measured/)")
     _db_arg(init)
 
     ingest = sub.add_parser("ingest", help="import result files and folders (recursively)")
@@ -110,9 +112,16 @@ def build_parser() -> argparse.ArgumentParser:
                        ("workload", "workload slug"),
                        ("provenance", "measured, published, preview, derived, interpolated or "
                                       "simulated"),
-                       ("framework", "serving framework as stored (any case)")):
+                       ("framework", "serving framework as stored (any case)"),
+                       ("precision", "precision as stored (any case)"),
+                       ("gpus", "GPUs per deployment (all, prefill + decode)")):
         lst.add_argument(f"--{flag}", action="append", default=[], metavar=flag[0].upper(),
                          help=f"{what}; repeatable")
+    lst.add_argument("--mode", choices=("agg", "disagg"), help="serving mode")
+    lst.add_argument("--mtp", choices=("on", "off"), help="MTP on, or off (off keeps runs that do "
+                                                          "not state it)")
+    lst.add_argument("--since", metavar="YYYY-MM-DD", help="runs dated on or after this day")
+    lst.add_argument("--until", metavar="YYYY-MM-DD", help="runs dated on or before this day")
     _db_arg(lst)
     show = runs_sub.add_parser("show", help="one run and its points")
     show.add_argument("id", metavar="ID")
@@ -216,6 +225,7 @@ def _run_filters(args, con):
     known = {c: store.distinct_values(con, c) for c in ("hardware", "model", "workload")}
     resolver = Resolver(load_catalog(), known["hardware"], known["model"], known["workload"])
     frameworks = {f.lower() for f in queries.run_frameworks(con)}
+    precisions = set(queries.filter_choices(con)["precision"])
 
     def resolve(kind: str, values: list[str], lookup) -> tuple[str, ...]:
         out = []
@@ -236,7 +246,26 @@ def _run_filters(args, con):
                            else None),
         framework=resolve("framework", args.framework,
                           lambda v: v.strip().lower() if v.strip().lower() in frameworks
-                          else None))
+                          else None),
+        precision=resolve("precision", args.precision,
+                          lambda v: v.strip().lower() if v.strip().lower() in precisions
+                          else None),
+        **_view_run_filters(args))
+
+
+def _view_run_filters(args) -> dict:
+    """--mode, --gpus, --mtp, --since and --until, checked as a link's filters are (one rule)."""
+    from models.view import ViewState, field_meta
+    given = {name: value for name, value in (
+        ("mode", args.mode), ("gpus", args.gpus), ("mtp", args.mtp), ("since", args.since),
+        ("until", args.until)) if value}
+    state, notices = ViewState.from_query(given)
+    if notices:
+        name = next((n for n in given if f"{field_meta(n)['label']}".lower() in
+                     notices[0].lower() or f"{n}=" in notices[0]), next(iter(given)))
+        raise _ArgError(f"--{name}", notices[0].replace(" in the link", "")
+                        .replace("; it was ignored.", "").replace(" it was ignored.", ""))
+    return {name: getattr(state, name) for name in ("mode", "gpus", "mtp", "since", "until")}
 
 
 def cmd_runs_show(args) -> int:
@@ -439,7 +468,8 @@ def cmd_db_init(args) -> int:
     from opx.builtin import builtin_runs, builtin_simulations
     path = db_path(args.db)
     store.check(path)               # an unreadable database fails before the built-in data is made
-    runs = builtin_runs()           # validate everything before the file is touched
+    runs = builtin_runs(measured_dir=None if args.no_measured else MEASURED_DIR)
+    # (built before the file is touched: everything is validated first)
     notes: list[str] = []
     if not args.no_simulated:
         simulated, notes = builtin_simulations()

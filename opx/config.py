@@ -8,6 +8,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DATA_DIR = ROOT / "data"
 CATALOG_DIR = DATA_DIR / "catalog"
 PUBLISHED_DIR = DATA_DIR / "published"
+MEASURED_DIR = DATA_DIR / "measured"
 DEFAULT_DB = DATA_DIR / "opx.duckdb"
 
 

@@ -34,12 +34,14 @@ def _glob(root: str, table: str) -> str:
 
 
 def _point_metrics_sql() -> str:
-    """The point_metrics view exactly as the migrations define it (one definition)."""
-    from opx.store import MIGRATIONS_DIR
-    text = (MIGRATIONS_DIR / "0001_init.sql").read_text()
-    match = re.search(r"CREATE VIEW point_metrics AS.*?;", text, re.S)
-    assert match, "point_metrics view missing from 0001_init.sql"
-    return match.group(0)
+    """The point_metrics view exactly as the latest migration that defines it (one definition)."""
+    from opx.store import migrations
+    for _, sql_file in reversed(migrations()):
+        match = re.search(r"CREATE (?:OR REPLACE )?VIEW point_metrics AS.*?;", sql_file.read_text(),
+                          re.S)
+        if match:
+            return match.group(0)
+    raise AssertionError("no migration defines the point_metrics view")
 
 
 def open_dataset(path: str | os.PathLike, schema_version: int) -> duckdb.DuckDBPyConnection:

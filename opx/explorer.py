@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from models import Catalog, Deployment, ViewState
-from models.view import format_number
+from models import Catalog, Deployment, ViewState, pct_label
+from models.view import RUN_FILTER_FIELDS, format_number
 from opx import metrics, queries, store
 from opx.economics import economics_for
 from opx.frontier import (DATA, SIMULATED, SNAP, Figure, Kind, Multiple, ValueAt, divide,
@@ -22,7 +22,8 @@ from opx.frontier import (DATA, SIMULATED, SNAP, Figure, Kind, Multiple, ValueAt
 
 # Percentiles whose TPOT is at least this one's, so whose interactivity is at most this one's: a
 # figure that reaches x at P90 reaches x at P50 too (the same requests' P50 TPOT <= P90 TPOT).
-STRICTER = {"p50": ("p90", "p99"), "p90": ("p99",), "p99": ()}
+# The mean has no such order with any percentile (a long tail can put it above P90).
+STRICTER = {"mean": (), "p50": ("p90", "p99"), "p90": ("p99",), "p99": ()}
 
 
 @dataclass(frozen=True)
@@ -171,7 +172,7 @@ class ExplorerView:
         peak = "Peak" if y.direction == "higher" else "Best (at peak throughput)"
         at = f"At {format_number(self.state.target)} tok/s/user"
         base_name = next((s.name for s in self.summaries if s.hardware == self.baseline), "")
-        pct = self.state.pct.upper()
+        pct = pct_label(self.state.pct)
         rows = []
         for s in self.summaries:
             sim = s.simulated
@@ -203,7 +204,7 @@ def _target_cell(d: Drawn, stricter: StricterFigure | None, pct: str, y: metrics
         return metrics.format_value(d.at_target.value)
     if stricter is not None:
         bound = "≥" if y.direction == "higher" else "≤"
-        return (f"{bound} {metrics.format_value(stricter.value)} ({stricter.pct.upper()} "
+        return (f"{bound} {metrics.format_value(stricter.value)} ({pct_label(stricter.pct)} "
                 f"{_provenance_words(stricter.provenance)} figure)")
     if not d.has_curve:
         return f"no {pct} data" if d.kind == DATA else f"no {pct} simulation"
@@ -225,7 +226,13 @@ def _provenance_words(provenance: str) -> str:
 def filters_for(state: ViewState) -> queries.Filters:
     metric = metrics.y_metric(state.y)
     return queries.Filters(model=state.model, workload=state.workload, hardware=state.hw,
-                           pct=state.pct, y=metric.base or state.y, sources=state.source)
+                           pct=state.pct, y=metric.base or state.y, sources=state.source,
+                           runs=run_filters_for(state))
+
+
+def run_filters_for(state: ViewState) -> queries.RunFilters:
+    """The view's run filters (framework, precision, serving mode, GPUs, MTP, dates)."""
+    return queries.RunFilters(**{name: getattr(state, name) for name in RUN_FILTER_FIELDS})
 
 
 @dataclass(frozen=True)
@@ -247,7 +254,7 @@ def query_key(state: ViewState) -> ViewState:
     return ViewState(model=state.model, workload=state.workload, hw=state.hw, pct=state.pct,
                      y=metrics.y_metric(state.y).base or state.y, source=state.source,
                      runs=state.runs, points=state.points, conc=state.conc,
-                     target=d.target)
+                     target=d.target, **{name: getattr(state, name) for name in RUN_FILTER_FIELDS})
 
 
 def fetch(db: Path, state: ViewState) -> ExplorerData:
@@ -295,7 +302,8 @@ def compute(data: ExplorerData, state: ViewState, catalog: Catalog) -> ExplorerV
     near = _convert(_decorate(near, catalog), metric, econ) if not near.empty else near
     baseline = state.effective_baseline()
     target_text = f"{format_number(state.target)} tok/s/user"
-    notes: list[str] = []
+    notes: list[str] = ([f"Only runs with {state.run_filter_text()} are drawn."]
+                        if state.run_filter_text() else [])
 
     # Simulated runs get envelopes of their own and never mix into the data's: each hardware has
     # a data side and a simulated side, each with its value at the target and its peak, and a
@@ -339,14 +347,14 @@ def compute(data: ExplorerData, state: ViewState, catalog: Catalog) -> ExplorerV
                          f"{catalog.workload_name(state.workload)} under these filters.")
         else:
             if c.missing_pct:
-                notes.append(f"{name}: {c.missing_pct} point(s) have no {state.pct.upper()} "
+                notes.append(f"{name}: {c.missing_pct} point(s) have no {pct_label(state.pct)} "
                              "interactivity in their source and are not drawn (never guessed "
                              "from another percentile).")
             if c.missing_pct_simulated:
                 given = _simulated_percentiles()
                 notes.append(f"{name}: {c.missing_pct_simulated} simulated point(s) have no "
-                             f"{state.pct.upper()} (the simulator gives {given}; too few "
-                             f"measured sources report a {state.pct.upper()} to model its spread, "
+                             f"{pct_label(state.pct)} (the simulator gives {given}; too few "
+                             f"measured sources report a {pct_label(state.pct)} to model its spread, "
                              f"so none is claimed); choose {given.split(' and ')[-1]} to see "
                              "the simulated curves.")
             if c.missing_y:
@@ -357,7 +365,7 @@ def compute(data: ExplorerData, state: ViewState, catalog: Catalog) -> ExplorerV
         from opx.simulate.spread import load, note_text
         text = note_text(load(), state.pct)
         if text:
-            notes.append(f"Simulated curves at {state.pct.upper()}: {text}.")
+            notes.append(f"Simulated curves at {pct_label(state.pct)}: {text}.")
     if state.conc and near.empty:
         notes.append(f"No run has a point near concurrency {state.conc:,.0f} under these filters.")
     return ExplorerView(state=state, baseline=baseline, points=pts, references=refs,
@@ -375,9 +383,9 @@ def _multiple_at_target(s: HardwareSummary, base: HardwareSummary, target: float
     # Only a side with no figure at all at x leaves no pair; the baseline's reason first.
     lacking = [x for x in (base, s) if x.target_note]
     if len(lacking) == 2 and base.stricter and s.stricter and base.stricter.pct == s.stricter.pct:
-        stricter = s.stricter.pct.upper()
-        reason = (f"no {pct.upper()} figure of {s.name} or {base.name} at {target_text}; their "
-                  f"{stricter} figures reach it, so their {pct.upper()} interactivity does too")
+        stricter = pct_label(s.stricter.pct)
+        reason = (f"no {pct_label(pct)} figure of {s.name} or {base.name} at {target_text}; their "
+                  f"{stricter} figures reach it, so their {pct_label(pct)} interactivity does too")
         if _at(s.stricter.x, target) and _at(base.stricter.x, target) and base.stricter.value:
             # both stricter figures sit at the target: their multiple is the one at that percentile
             reason += (f" ({metrics.format_multiple(s.stricter.value / base.stricter.value)} "
@@ -454,14 +462,14 @@ def _target_note(name: str, sides: list[Drawn], stricter: StricterFigure | None,
     its simulated curve) and of what a stricter percentile says."""
     if stricter is not None:
         bound = "at least" if metric.direction == "higher" else "at most"
-        return (f"{name} has no {pct.upper()} figure at {target_text}; its "
-                f"{stricter.pct.upper()} {_provenance_words(stricter.provenance)} figure reaches "
-                f"it, so its {pct.upper()} interactivity does too ({bound} "
+        return (f"{name} has no {pct_label(pct)} figure at {target_text}; its "
+                f"{pct_label(stricter.pct)} {_provenance_words(stricter.provenance)} figure reaches "
+                f"it, so its {pct_label(pct)} interactivity does too ({bound} "
                 f"{metrics.format_value(stricter.value)} {metric.unit} there)")
     curves = [d for d in sides if d.has_curve]
     if not curves:
         if any(d.peak is not None for d in sides):
-            return f"{name} has no figure with a {pct.upper()} interactivity"
+            return f"{name} has no figure with a {pct_label(pct)} interactivity"
         return f"no {name} data"
     statuses = {d.at_target.status for d in curves}
     simulated = any(d.kind == SIMULATED for d in curves)

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from models import Catalog, ViewState
+from models import Catalog, ViewState, pct_label
 from models.view import format_number
 from opx import metrics, queries, store
 from opx.explorer import ExplorerView, _deployment_label, explore, filters_for
@@ -54,13 +54,13 @@ def latency(db: Path, state: ViewState, catalog: Catalog) -> LatencyView:
     empty = pd.DataFrame()
     if pts.empty:
         notes.append("No run of these hardware, model and workload has latencies with a "
-                     f"concurrency at {state.pct.upper()} under these filters.")
+                     f"concurrency at {pct_label(state.pct)} under these filters.")
         return LatencyView(state, empty, (), pts, empty, empty, notes)
     pts = pts.copy()
     absent = [catalog.hardware_name(h) for h in state.hw if h not in set(pts.hardware)]
     if absent:
         notes.append(f"{', '.join(absent)}: no run reports latencies with a concurrency at "
-                     f"{state.pct.upper()} under these filters.")
+                     f"{pct_label(state.pct)} under these filters.")
     pts["hardware_name"] = [catalog.hardware_name(h) for h in pts.hardware]
     pts["simulated"] = pts.provenance.eq("simulated")
     runs = _runs(pts, facts, catalog, state)
@@ -69,7 +69,7 @@ def latency(db: Path, state: ViewState, catalog: Catalog) -> LatencyView:
     unknown = len(state.run) - len(picked)
     if unknown:
         notes.append(f"{unknown} run(s) in the link are not runs of these hardware, model and "
-                     f"workload with latencies at {state.pct.upper()}; they are left out.")
+                     f"workload with latencies at {pct_label(state.pct)}; they are left out.")
     if picked:
         shown = picked[:MAX_RUNS]
         if len(picked) > MAX_RUNS:
@@ -161,7 +161,7 @@ def best_runs(pts: pd.DataFrame, target: float, pct: str) -> dict[str, str]:
     envelope does not reach the target or starts above it, the run with the most envelope points
     (then the highest throughput). A hardware whose runs report latencies but no interactivity or
     throughput: its run with the most points (measured or published first)."""
-    at = f"{format_number(target)} tok/s/user ({pct.upper()})"
+    at = f"{format_number(target)} tok/s/user ({pct_label(pct)})"
     chosen: dict[str, str] = {}
     for _, group in pts.groupby("hardware", sort=False):
         usable = group.interactivity.gt(0) & group.tput.gt(0)
@@ -224,7 +224,7 @@ def missing_panels(points: pd.DataFrame, pct: str) -> list[str]:
     """A sentence for each panel no drawn run can fill (the chart leaves those panels out)."""
     if points.empty:
         return []
-    return [f"No run shown reports {_phrase(short, long)} at {pct.upper()}: that panel is left out."
+    return [f"No run shown reports {_phrase(short, long)} at {pct_label(pct)}: that panel is left out."
             for column, short, long, _, _ in PANELS
             if not (points[column].notna() & points[column].gt(0)).any()]
 
@@ -239,7 +239,7 @@ def missing_by_run(points: pd.DataFrame, pct: str) -> list[str]:
     for name, group in points.groupby("run_name", sort=False):
         lacking = [phrase for c, phrase in drawn if not (group[c].notna() & group[c].gt(0)).any()]
         if lacking:
-            out.append(f"{name} reports no {' or '.join(lacking)} at {pct.upper()}.")
+            out.append(f"{name} reports no {' or '.join(lacking)} at {pct_label(pct)}.")
     return out
 
 
@@ -314,7 +314,7 @@ def runs_table(view: LatencyView) -> pd.DataFrame:
 
 
 def operating_table(op: pd.DataFrame, pct: str, conc: float) -> pd.DataFrame:
-    p = pct.upper()
+    p = pct_label(pct)
     return pd.DataFrame({
         "Run": op.run, "Concurrency": [_conc(c) if exact else f"{_conc(c)} (nearest to {_conc(conc)})"
                         for c, exact in zip(op.concurrency, op.exact)],
@@ -330,7 +330,7 @@ def operating_table(op: pd.DataFrame, pct: str, conc: float) -> pd.DataFrame:
 
 
 def kv_pool_table(kv: pd.DataFrame, pct: str) -> pd.DataFrame:
-    p = pct.upper()
+    p = pct_label(pct)
     return pd.DataFrame({
         "Hardware": kv.hardware, "Concurrency": [_conc(c) for c in kv.concurrency],
         "KV-cache pool": kv.kv_pool, f"TTFT {p} (s)": [_fmt(v) for v in kv.ttft_s],

@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
-from models.vocab import PERCENTILES
+from models.vocab import PERCENTILES, pct_label
 
 # How a metric's figures are written (one place: charts, tables, tooltips and exports read it):
 #   count   throughput per GPU or per MW: 3 significant digits, k/M/B suffixes (29.3k, 1.7M)
@@ -118,10 +118,12 @@ Y_METRICS: dict[str, Metric] = {
 def interactivity(pct: str) -> Metric:
     if pct not in PERCENTILES:
         raise ValueError(f"unknown percentile {pct!r}")
-    return Metric(f"interactivity_{pct}", f"Interactivity {pct.upper()}", "tok/s/user",
+    meaning = ("the per-user token rate of the average request's time per token" if pct == "mean"
+               else f"the per-user token rate that {pct[1:]}% of requests meet or beat")
+    return Metric(f"interactivity_{pct}", f"Interactivity {pct_label(pct)}", "tok/s/user",
                   f"interactivity_{pct}",
-                  f"1 / TPOT {pct.upper()} in seconds (= 1000 / TPOT ms): the per-user token rate "
-                  f"that {pct[1:]}% of requests meet or beat", "higher", kind="rate")
+                  f"1 / TPOT {pct_label(pct)} in seconds (= 1000 / TPOT ms): {meaning}", "higher",
+                  kind="rate")
 
 
 def y_metric(key: str) -> Metric:

@@ -27,9 +27,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from models import Catalog, ViewState
+from models import Catalog, ViewState, pct_label
 from models.view import format_number
-from opx import metrics, store
+from opx import metrics, queries, store
 from opx.economics import economics_for
 from opx.explorer import STRICTER, explore, filters_for
 
@@ -81,7 +81,7 @@ class Plan:
                     for v, how in zip(r[col], r[how_col])]
 
         def other_pct(values, pcts, fmt, sign: str) -> list[str]:
-            return [fmt(v) if q in (pct, None) else f"{sign} {fmt(v)} ({str(q).upper()} figure)"
+            return [fmt(v) if q in (pct, None) else f"{sign} {fmt(v)} ({pct_label(str(q))} figure)"
                     for v, q in zip(values, pcts)]
 
         cells = {
@@ -104,7 +104,7 @@ class Plan:
         return pd.DataFrame({self._label(c): cells[c] for c in ROW_LABELS})
 
     def _label(self, col: str) -> str:
-        pct = self.state.pct.upper()
+        pct = pct_label(self.state.pct)
         if col == "interactivity":
             return f"Interactivity {pct} (tok/s/user)"
         if col == "ttft_s":
@@ -169,8 +169,7 @@ def _candidates(con, state: ViewState) -> pd.DataFrame:
            m.throughput_total_per_gpu AS total_per_gpu,
            m.throughput_output_per_gpu AS output_per_gpu
     FROM point_metrics m JOIN runs r ON r.id = m.run_id
-    WHERE r.model = $model AND r.workload = $workload AND list_contains($hw, r.hardware)
-      AND (len($sources) = 0 OR list_contains($sources, r.provenance))
+    WHERE {queries.RunFilters.WHERE}
     ORDER BY r.hardware, r.id, m.seq
     """
     df = con.execute(sql, f.params()).df()
@@ -253,7 +252,7 @@ def plan(db: Path, state: ViewState, catalog: Catalog) -> Plan:
         pts = _candidates(con, state)
     summaries = {s.hardware: s for s in explore(db, explorer_state(state), catalog).summaries}
     share = output_share(catalog, state.workload)
-    pct = state.pct.upper()
+    pct = pct_label(state.pct)
     target = f"{format_number(state.target)} tok/s/user"
     notes, excluded, rows = [], [], []
     if not state.sessions and not state.tps:
@@ -326,7 +325,7 @@ def _no_explorer_value(name: str, summary, best: _Sized, target: str, pct: str) 
     said = (summary.target_note if summary is not None and summary.target_note else
             f"the Explorer shows no {pct} figure of {name} at {target}")
     said = said[0].upper() + said[1:]
-    used = str(p.interactivity_pct).upper()
+    used = pct_label(str(p.interactivity_pct))
     if used != pct:
         return f"{said}; the plan uses that {used} figure for {name}."
     point = f"{name}: the point used ({metrics.format_value(float(p.interactivity))} tok/s/user"
@@ -345,7 +344,7 @@ def _row(s: _Sized, state: ViewState, catalog: Catalog, hw: str, name: str, summ
     if at is not None and at.status == "ok":
         status = "ok"
     elif stricter is not None:
-        status = f"at least {metrics.format_value(stricter.value)} ({stricter.pct.upper()} figure)"
+        status = f"at least {metrics.format_value(stricter.value)} ({pct_label(stricter.pct)} figure)"
     else:
         status = at.text if at is not None else "no data"
     econ = economics_for(catalog, state, hw)

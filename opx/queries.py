@@ -3,6 +3,8 @@ page receives at most a few thousand rows however many points are stored. Column
 from the metric registry (never from user text); every value is a bound parameter."""
 from __future__ import annotations
 
+import dataclasses
+import datetime as dt
 from dataclasses import dataclass
 
 import duckdb
@@ -16,17 +18,63 @@ MAX_RUN_CURVE_POINTS = 2500  # points of run curves, thinned evenly when there a
 
 
 @dataclass(frozen=True)
+class RunFilters:
+    """Which runs a view or `runs list` takes: each a tuple of stored values (empty: any), or
+    None (any). Framework and precision compare case-insensitively (they are free text); `mode`
+    is `agg` or `disagg`; `gpus` the deployments' GPU counts; `mtp` `on`, or `off` (which keeps
+    runs that do not state MTP); `since`/`until` bound the run's date (undated runs are left out
+    when either is set). One WHERE clause (`WHERE`) serves every query that filters runs."""
+    hardware: tuple[str, ...] = ()
+    model: tuple[str, ...] = ()
+    workload: tuple[str, ...] = ()
+    provenance: tuple[str, ...] = ()
+    framework: tuple[str, ...] = ()
+    precision: tuple[str, ...] = ()
+    mode: str | None = None
+    gpus: tuple[int, ...] = ()
+    mtp: str | None = None
+    since: dt.date | None = None
+    until: dt.date | None = None
+
+    WHERE = ("(len($hardware) = 0 OR list_contains($hardware, r.hardware)) "
+             "AND (len($model) = 0 OR list_contains($model, r.model)) "
+             "AND (len($workload) = 0 OR list_contains($workload, r.workload)) "
+             "AND (len($provenance) = 0 OR list_contains($provenance, r.provenance)) "
+             "AND (len($framework) = 0 OR list_contains($framework, lower(r.framework))) "
+             "AND (len($precision) = 0 OR list_contains($precision, lower(r.precision))) "
+             "AND ($mode IS NULL OR r.disaggregated = ($mode = 'disagg')) "
+             "AND (len($gpus) = 0 OR list_contains($gpus, r.gpus_total)) "
+             "AND ($mtp IS NULL OR coalesce(r.mtp, false) = ($mtp = 'on')) "
+             "AND ($since IS NULL OR r.date >= $since) "
+             "AND ($until IS NULL OR r.date <= $until)")
+
+    def params(self) -> dict:
+        return {"hardware": list(self.hardware), "model": list(self.model),
+                "workload": list(self.workload), "provenance": list(self.provenance),
+                "framework": [f.lower() for f in self.framework],
+                "precision": [p.lower() for p in self.precision], "mode": self.mode,
+                "gpus": [int(g) for g in self.gpus], "mtp": self.mtp, "since": self.since,
+                "until": self.until}
+
+
+@dataclass(frozen=True)
 class Filters:
+    """A view's query: one model and workload, the hardware shown, the interactivity statistic
+    and y metric, and the run filters every page shares."""
     model: str
     workload: str
     hardware: tuple[str, ...]
     pct: str
     y: str
     sources: tuple[str, ...] = ()
+    runs: RunFilters = RunFilters()
+
+    def run_filters(self) -> RunFilters:
+        return dataclasses.replace(self.runs, model=(self.model,), workload=(self.workload,),
+                                   hardware=tuple(self.hardware), provenance=tuple(self.sources))
 
     def params(self) -> dict:
-        return {"model": self.model, "workload": self.workload, "hw": list(self.hardware),
-                "sources": list(self.sources)}
+        return self.run_filters().params()
 
 
 RUN_FIELDS = ("r.id AS run_id, r.hardware, r.framework, r.framework_version, r.precision, r.tp, "
@@ -41,14 +89,13 @@ def _base_cte(f: Filters) -> str:
     base AS (
         SELECT {RUN_FIELDS}, m.seq, m.concurrency, m.request_rate,
                m.{x_col} AS x, m.{y_col} AS y,
-               (m.tpot_p50_s IS NULL AND m.tpot_p90_s IS NULL AND m.tpot_p99_s IS NULL)
+               (m.tpot_mean_s IS NULL AND m.tpot_p50_s IS NULL AND m.tpot_p90_s IS NULL
+                    AND m.tpot_p99_s IS NULL)
                    AS interactivity_unstated,
                (r.provenance = 'simulated') AS simulated,
                m.note AS point_note
         FROM point_metrics m JOIN runs r ON r.id = m.run_id
-        WHERE r.model = $model AND r.workload = $workload
-          AND list_contains($hw, r.hardware)
-          AND (len($sources) = 0 OR list_contains($sources, r.provenance))
+        WHERE {RunFilters.WHERE}
     )"""
 
 
@@ -179,28 +226,6 @@ RUN_TEXT_FIELDS = frozenset({"id", "hardware", "model", "framework", "framework_
                              "label", "notes", "meta"})
 
 
-@dataclass(frozen=True)
-class RunFilters:
-    """`runs list` filters: each a tuple of stored values (empty: any). Framework compares
-    case-insensitively (it is free text); the others are slugs or provenance words."""
-    hardware: tuple[str, ...] = ()
-    model: tuple[str, ...] = ()
-    workload: tuple[str, ...] = ()
-    provenance: tuple[str, ...] = ()
-    framework: tuple[str, ...] = ()
-
-    WHERE = ("(len($hardware) = 0 OR list_contains($hardware, r.hardware)) "
-             "AND (len($model) = 0 OR list_contains($model, r.model)) "
-             "AND (len($workload) = 0 OR list_contains($workload, r.workload)) "
-             "AND (len($provenance) = 0 OR list_contains($provenance, r.provenance)) "
-             "AND (len($framework) = 0 OR list_contains($framework, lower(r.framework)))")
-
-    def params(self) -> dict:
-        return {"hardware": list(self.hardware), "model": list(self.model),
-                "workload": list(self.workload), "provenance": list(self.provenance),
-                "framework": [f.lower() for f in self.framework]}
-
-
 _COUNTS = ("LEFT JOIN (SELECT run_id, count(*) AS points FROM points GROUP BY run_id) c "
            "ON c.run_id = r.id")
 
@@ -243,6 +268,34 @@ def runs_listing(con: duckdb.DuckDBPyConnection, f: RunFilters,
     sql = (f"SELECT {cols} FROM runs r {_COUNTS} WHERE {RunFilters.WHERE} "
            "ORDER BY r.ingested_at DESC, r.model, r.hardware, r.id")
     return con.execute(sql, f.params())
+
+
+def coverage_overview(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    """Per model, workload and hardware: runs and points by provenance, and for the data's
+    (non-simulated) points how many state each interactivity statistic and the span they cover."""
+    stats = ("mean", "p50", "p90", "p99")
+    per_stat = ", ".join(
+        f"count(m.interactivity_{q}) FILTER (WHERE r.provenance <> 'simulated') AS n_{q}, "
+        f"min(m.interactivity_{q}) FILTER (WHERE r.provenance <> 'simulated') AS lo_{q}, "
+        f"max(m.interactivity_{q}) FILTER (WHERE r.provenance <> 'simulated') AS hi_{q}"
+        for q in stats)
+    return con.execute(f"""
+        SELECT r.model, r.workload, r.hardware, r.provenance, count(DISTINCT r.id) AS runs,
+               count(*) AS points, {per_stat}
+        FROM runs r JOIN point_metrics m ON m.run_id = r.id
+        GROUP BY ALL ORDER BY r.model, r.workload, r.hardware, r.provenance""").df()
+
+
+def filter_choices(con: duckdb.DuckDBPyConnection) -> dict[str, list]:
+    """What the run filters can pick from: the stored frameworks and precisions (lower case, as
+    the filters compare them) and GPU counts."""
+    out: dict[str, list] = {}
+    for name, expr in (("framework", "lower(framework)"), ("precision", "lower(precision)"),
+                       ("gpus", "gpus_total")):
+        out[name] = [r[0] for r in con.execute(
+            f"SELECT DISTINCT {expr} FROM runs WHERE {expr} IS NOT NULL AND CAST({expr} AS "
+            "VARCHAR) <> '' ORDER BY 1").fetchall()]
+    return out
 
 
 def run_frameworks(con: duckdb.DuckDBPyConnection) -> list[str]:
@@ -302,8 +355,7 @@ def latency_points(con: duckdb.DuckDBPyConnection, f: Filters, run_ids: list[str
            m.interactivity_{p} AS interactivity, m.throughput_total_per_gpu AS tput,
            m.note
     FROM point_metrics m JOIN runs r ON r.id = m.run_id
-    WHERE r.model = $model AND r.workload = $workload AND list_contains($hw, r.hardware)
-      AND (len($sources) = 0 OR list_contains($sources, r.provenance))
+    WHERE {RunFilters.WHERE}
       AND (len($runs) = 0 OR list_contains($runs, r.id))
       AND m.concurrency IS NOT NULL
       AND (m.ttft_{p}_s IS NOT NULL OR m.tpot_{p}_s IS NOT NULL OR m.e2e_{p}_s IS NOT NULL)

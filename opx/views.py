@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from models import Catalog, ViewState
+from models import Catalog, ViewState, pct_label
 from opx import export, metrics
 from opx.charts import compare_chart, explorer_chart, explorer_export_chart
 from opx.errors import OpxError
@@ -155,7 +155,7 @@ def planner_context(plan, catalog: Catalog, link_text: str) -> tuple[str, list[s
     demand = (f"{s.sessions:,.0f} concurrent sessions" if s.sessions else
               f"{s.tps:,.0f} output tok/s" if s.tps else "none given")
     title = (f"Fleet plan: {catalog.model_name(s.model)}, {catalog.workload_name(s.workload)}, "
-             f"≥ {format_number(s.target)} tok/s/user {s.pct.upper()}"
+             f"≥ {format_number(s.target)} tok/s/user {pct_label(s.pct)}"
              + (f", TTFT ≤ {s.ttft:g} s" if s.ttft else ""))
     pick = ("needs the fewest GPUs" if s.sessions or s.tps else
             "has the most output tok/s per GPU")

@@ -53,6 +53,20 @@ def stored_values() -> dict[str, list[str]]:
         return {"hardware": [], "model": [], "workload": []}
 
 
+@st.cache_data(ttl=300, max_entries=64, show_spinner=False)
+def _filter_choices(db: str, stamp: tuple[int, int]) -> dict[str, list]:
+    with store.reading(Path(db)) as con:
+        return queries.filter_choices(con)
+
+
+def filter_choices() -> dict[str, list]:
+    """Frameworks, precisions and GPU counts present in the data, for the run filters."""
+    try:
+        return _filter_choices(str(database()), stamp())
+    except Exception:       # no database yet: the page says so where it reads data
+        return {"framework": [], "precision": [], "gpus": []}
+
+
 def resolver() -> Resolver:
     found = stored_values()
     return Resolver(catalog(), found["hardware"], found["model"], found["workload"])

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from models import PERCENTILES, ViewState
-from models.view import format_number, widget_range
+from models import PERCENTILES, PROVENANCES, ViewState, pct_label
+from models.view import DATE_MAX, DATE_MIN, RUN_FILTER_FIELDS, format_number, widget_range
 from opx.errors import OpxError
 from ui import data, permissions, urlstate
 from ui.text import escape_md
@@ -73,7 +73,34 @@ def hardware_picker(label: str = "Hardware", on_change=None) -> None:
 
 
 def percentile_picker(label: str = "Interactivity percentile", where=st) -> None:
-    where.radio(label, PERCENTILES, key="pct", horizontal=True, format_func=str.upper)
+    where.radio(label, PERCENTILES, key="pct", horizontal=True, format_func=pct_label)
+
+
+_MODES = {"agg": "aggregated", "disagg": "disaggregated"}
+_MTP = {"on": "on", "off": "off or not stated"}
+
+
+def run_filters() -> None:
+    """The shared run filters (provenance, framework, precision, serving mode, GPUs per
+    deployment, MTP, dates): overlapping configurations stop hiding each other. Every page that
+    draws runs shows them; the session and the address keep them."""
+    choices, ss = data.filter_choices(), st.session_state
+    active = any(ss.get(n) for n in ("source", *RUN_FILTER_FIELDS))
+    with st.expander("Filter runs", expanded=active, icon=":material/filter_alt:"):
+        st.multiselect("Provenance (all when empty)", PROVENANCES, key="source")
+        for name, label in (("framework", "Framework"), ("precision", "Precision"),
+                            ("gpus", "GPUs per deployment")):
+            # what the link asked for stays pickable even when no stored run has it
+            options = sorted(set(choices[name]) | set(ss.get(name) or ()))
+            st.multiselect(f"{label} (all when empty)", options, key=name)
+        # nothing picked means any (the field's None)
+        st.segmented_control("Serving mode (any when none is picked)", tuple(_MODES), key="mode",
+                             format_func=_MODES.get)
+        st.segmented_control("MTP (any when none is picked)", tuple(_MTP), key="mtp",
+                             format_func=_MTP.get)
+        low, high = DATE_MIN, DATE_MAX
+        st.date_input("Dated from", key="since", min_value=low, max_value=high)
+        st.date_input("Dated until", key="until", min_value=low, max_value=high)
 
 
 def price_power_editor(state: ViewState, hardware) -> ViewState:

@@ -22,6 +22,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from models import Catalog, Deployment, Point, Run
+from models.catalog import workload_slug
 from opx.catalog import slugify
 from opx.errors import OpxError
 from opx.ingest.base import PER_GPU_KEYS, FormatError, Record
@@ -458,12 +459,13 @@ def _basis_text(basis: tuple[str, str], configured_as: str, points: int) -> str:
 
 
 def _catalog_workload(isl: float, osl: float, catalog: Catalog) -> str | None:
-    """The catalog workload whose ISL and OSL are both within 3% of these, if any."""
-    for slug, w in catalog.workloads.items():
-        if (abs(isl - w.isl) <= WORKLOAD_TOLERANCE * w.isl
-                and abs(osl - w.osl) <= WORKLOAD_TOLERANCE * w.osl):
-            return slug
-    return None
+    """The catalog workload with exactly these ISL and OSL, else the nearest whose ISL and OSL
+    are both within 3% of these, if any (1,000/1,000 is its own workload, not 1k1k's)."""
+    near = [(abs(isl - w.isl) / w.isl + abs(osl - w.osl) / w.osl, slug)
+            for slug, w in catalog.workloads.items()
+            if abs(isl - w.isl) <= WORKLOAD_TOLERANCE * w.isl
+            and abs(osl - w.osl) <= WORKLOAD_TOLERANCE * w.osl]
+    return min(near)[1] if near else None
 
 
 def _near(a: tuple[float, float], b: tuple[float, float]) -> bool:
@@ -559,7 +561,7 @@ def _workload(shown: str, stated: Any, isl: int | None, osl: int | None, catalog
         match = _catalog_workload(isl, osl, catalog)
         if match is not None:
             return match
-        slug = f"isl{int(round(isl))}-osl{int(round(osl))}"
+        slug = workload_slug(int(round(isl)), int(round(osl)))
         notices.append(_new_workload_notice(isl, osl, slug))
         return slug
     raise OpxError(shown, "workload", "the file states neither a workload nor ISL/OSL; "

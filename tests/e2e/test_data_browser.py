@@ -33,3 +33,23 @@ def test_upload_then_explore(server, page, tmp_path):
     expect(page.get_by_text(re.compile("Unknown"))).to_have_count(0)
     expect(page.get_by_test_id("stException")).to_have_count(0)
     assert not page.js_errors
+
+
+def test_a_coverage_row_opens_the_explorer_on_its_slice(server, page):
+    """The Data page opens with what the database holds; picking a row (its selection box, the
+    grid's first column) opens the Explorer on that model and workload, at the statistic its
+    data reports, with a chart and no notice."""
+    page.set_viewport_size({"width": 1400, "height": 1000})
+    page.goto(server + "/data")
+    wait_for_app(page)
+    expect(page.get_by_role("heading", name="What the database holds")).to_be_visible()
+    grid = page.get_by_test_id("stDataFrame").first
+    expect(grid).to_be_visible(timeout=20_000)
+    box = grid.bounding_box()
+    # the first data row: below the 35 px header, in the row-selection column
+    page.mouse.click(box["x"] + 14, box["y"] + 35 + 17)
+    page.wait_for_url(re.compile(r"/\?model=deepseek-r1&workload=1k1k&.*pct=mean"), timeout=30_000)
+    wait_for_app(page)
+    expect(page.get_by_test_id("stVegaLiteChart").first).to_be_visible(timeout=20_000)
+    expect(page.get_by_test_id("stAlert").filter(has_text="in the link")).to_have_count(0)
+    expect(page.get_by_test_id("stException")).to_have_count(0)

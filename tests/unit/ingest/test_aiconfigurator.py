@@ -39,7 +39,7 @@ def test_agg_pareto_stores_system_totals_and_one_predicted_value_as_mean_and_p50
     assert len(records) == 74 and len(runs(records)) == 6
     first, row = records[0], rows[0]
     run, point = first.run, first.point
-    # Raw names: the catalog has no DeepSeek-V3.1; the core stores it as a slug of itself.
+    # Raw names: the parser keeps them; the core maps them onto the catalog.
     assert (run["hardware"], run["model"]) == ("gb300", "nvidia/DeepSeek-V3.1-NVFP4")
     assert (run["framework"], run["framework_version"]) == ("trtllm", "1.3.0rc20")
     assert run["precision"] == "nvfp4"
@@ -93,8 +93,9 @@ def test_simulated_run_through_the_core(catalog):
     assert result.ok, result.error
     run = result.runs[0]
     assert (run.hardware, run.workload, run.provenance) == ("gb300-nvl72", "1k1k", "simulated")
-    assert run.model == "deepseek-v3.1-nvfp4"
-    assert any("not in the catalog" in n for n in result.notices)
+    # NVIDIA's NVFP4 checkpoint is the catalog's DeepSeek-V3.1 (an alias), at its own precision.
+    assert (run.model, run.precision) == ("deepseek-v3.1", "nvfp4")
+    assert not any("not in the catalog" in n for n in result.notices)
 
 
 # -- silicon_sample.csv -----------------------------------------------------------------------------------
