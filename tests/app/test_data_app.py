@@ -21,6 +21,8 @@ def open_data_page():
 
 
 def test_upload_imports_good_files_and_reports_bad_ones(db):
+    with store.reading(db) as con:
+        seeded = store.count_runs(con)
     at = open_data_page()
     assert not at.exception
     uploader = at.get("file_uploader")[0]
@@ -35,22 +37,24 @@ def test_upload_imports_good_files_and_reports_bad_ones(db):
     assert by_file["broken.json"].startswith("error: ")
     with store.reading(db) as con:
         runs, points = store.count_runs(con)
-    assert points == 19 + 2
+    assert points == seeded[1] + 2
 
 
 def test_search_and_delete_with_confirmation(db):
     at = open_data_page()
     at.text_input(key="q").input("DaoCloud").run()
-    table = next(d.value for d in at.dataframe if "provenance" in d.value.columns)
+    table = next(d.value for d in at.dataframe if "gpus_total" in d.value.columns)
     assert len(table) == 1 and table.iloc[0].model == "deepseek-v3.2"
+    with store.reading(db) as con:
+        seeded = store.count_runs(con)[0]
     at.button(key="delete").click().run()
     assert not at.exception
     with store.reading(db) as con:
-        assert store.count_runs(con)[0] == 14          # nothing deleted before confirming
+        assert store.count_runs(con)[0] == seeded      # nothing deleted before confirming
     at.button(key="confirm_delete").click().run()
     assert not at.exception
     with store.reading(db) as con:
-        assert store.count_runs(con)[0] == 13
+        assert store.count_runs(con)[0] == seeded - 1
     assert any("Deleted" in s.value for s in at.success)
 
 

@@ -115,7 +115,7 @@ def test_imported_runs_appear_at_once(seed_db, tmp_path, monkeypatch, catalog):
     for k, v in params.items():
         at.query_params[k] = v
     at.run()
-    assert any("Unknown model" in w.value for w in at.warning)   # not imported yet
+    assert any("Unknown hardware" in w.value for w in at.warning)   # not imported yet
     import_files([ROOT / "tests" / "fixtures" / "opx-csv" / "unknown-names.csv"], IngestOptions(),
                  db, catalog)
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)

@@ -25,8 +25,9 @@ EXAMPLES = int(os.environ.get("OPX_FUZZ_EXAMPLES",
 SIM = "sim_"      # the Simulate page's widget keys: its fields with this prefix
 
 # Every ranged parameter: (page name, field, range, whole numbers only, spelled as <hw>:<number>)
-RANGED = ([(None, n, widget_range(n), False, field_meta(n)["kind"] == "override")
-           for n in QUERY_FIELDS if field_meta(n)["kind"] in ("number", "override")]
+RANGED = ([(None, n, widget_range(n), field_meta(n)["kind"] == "whole_list",
+            field_meta(n)["kind"] == "override")
+           for n in QUERY_FIELDS if field_meta(n)["kind"] in ("number", "override", "whole_list")]
           + [("simulate", n, simulate_view.widget_range(n),
               simulate_view.SimulateState.model_fields[n].annotation is int, False)
              for n in simulate_view.NUMBER_FIELDS])
@@ -91,12 +92,13 @@ def check_ranges(at, page_name: str, query: dict) -> None:
             continue
         key = SIM + name if owner == "simulate" else name
         held = at.session_state[key] if key in at.session_state else None
-        items = held if override else [] if held is None else [held]
+        listed = override or owner is None and field_meta(name)["kind"] == "whole_list"
+        items = held if listed else [] if held is None else [held]
         for item in items or ():
             number = str(item).rpartition(":")[2] if override else repr(float(item))
             assert in_range(number, low, high, whole), (name, held, query)
         raw = query.get(name) or []
-        for text in raw if override else raw[-1:]:
+        for text in raw if listed else raw[-1:]:
             number = text.rpartition(":")[2] if override else text
             if not in_range(number, low, high, whole) and "\\" not in text:
                 assert text[:40] in notices, (name, text, notices)

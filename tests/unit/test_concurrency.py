@@ -56,6 +56,8 @@ READER = textwrap.dedent("""
 def test_twenty_sessions_read_while_the_cli_imports(tmp_path, seed_db):
     db = tmp_path / "opx.duckdb"
     db.write_bytes(seed_db.read_bytes())
+    with store.reading(db) as con:
+        seeded = store.count_runs(con)
     make_files(tmp_path / "files", 150)
     script = tmp_path / "reader.py"
     script.write_text(READER)
@@ -71,12 +73,14 @@ def test_twenty_sessions_read_while_the_cli_imports(tmp_path, seed_db):
         assert "errors=0" in out, out[-3000:]
         assert int(out.split("reads=")[1].split()[0]) > 0
     with store.reading(db) as con:
-        assert store.count_runs(con)[0] == 14 + 150     # the new runs are there for every reader
+        assert store.count_runs(con)[0] == seeded[0] + 150   # the new runs are there for every reader
 
 
 def test_a_killed_import_leaves_no_partial_run_and_a_rerun_completes(tmp_path, seed_db):
     db = tmp_path / "opx.duckdb"
     db.write_bytes(seed_db.read_bytes())
+    with store.reading(db) as con:
+        seeded = store.count_runs(con)
     make_files(tmp_path / "files", 400, points=5)
     cmd = [sys.executable, "-m", "opx", "ingest", str(tmp_path / "files"), "--db", str(db)]
     for delay in (0.8, 1.6, 2.4):
@@ -97,7 +101,7 @@ def test_a_killed_import_leaves_no_partial_run_and_a_rerun_completes(tmp_path, s
     done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     with store.reading(db) as con:
-        assert store.count_runs(con) == (14 + 400, 19 + 400 * 5)
+        assert store.count_runs(con) == (seeded[0] + 400, seeded[1] + 400 * 5)
 
 
 def _processes_naming(path: Path, within_s: float) -> list[str]:
@@ -174,6 +178,8 @@ def test_a_writer_gets_in_between_readers_that_always_hold_the_file(tmp_path, se
     its batches within a short bound, while the readers go on without an error."""
     db = tmp_path / "opx.duckdb"
     db.write_bytes(seed_db.read_bytes())
+    with store.reading(db) as con:
+        seeded = store.count_runs(con)
     (tmp_path / "reader.py").write_text(BUSY_READER)
     (tmp_path / "writer.py").write_text(BATCH_WRITER)
     stop = tmp_path / "stop"

@@ -22,7 +22,8 @@ def test_a_dataset_shows_the_same_view_as_its_database(seed_db, exported, catalo
     b = explore(exported, ViewState(), catalog).table()
     assert a.equals(b)
     with store.reading(seed_db) as a, store.reading(exported) as b:
-        assert store.count_runs(a) == store.count_runs(b) == (14, 19)
+        assert store.count_runs(a) == store.count_runs(b)
+        assert store.count_runs(b)[1] > 3500
 
 
 def test_parts_from_several_hosts_count_once(seed_db, exported, catalog):
@@ -34,9 +35,11 @@ def test_parts_from_several_hosts_count_once(seed_db, exported, catalog):
         assert store.count_runs(a) == store.count_runs(b)
 
 
-def test_a_glob_and_a_missing_layout(exported, tmp_path):
+def test_a_glob_and_a_missing_layout(seed_db, exported, tmp_path):
+    with store.reading(seed_db) as con:
+        seeded = store.count_runs(con)
     with store.reading(f"{exported}/{{table}}/*.parquet") as con:
-        assert store.count_runs(con)[0] == 14
+        assert store.count_runs(con) == seeded
     (tmp_path / "empty").mkdir()
     with pytest.raises(StoreError, match="not an opx Parquet dataset"):
         with store.reading(tmp_path / "empty"):

@@ -23,11 +23,13 @@ from tests.conftest import ROOT
 HW = "gb300-nvl72"
 VIEW_NUMBERS = tuple(n for n in QUERY_FIELDS if field_meta(n)["kind"] == "number")
 VIEW_OVERRIDES = tuple(n for n in QUERY_FIELDS if field_meta(n)["kind"] == "override")
+VIEW_LISTS = tuple(n for n in QUERY_FIELDS if field_meta(n)["kind"] == "whole_list")
 SIM_NUMBERS = simulate_view.NUMBER_FIELDS
 
 # (model, field, how a link spells a value, the field's range)
 CASES = ([(ViewState, n, str, widget_range(n)) for n in VIEW_NUMBERS]
          + [(ViewState, n, lambda v: f"{HW}:{v}", widget_range(n)) for n in VIEW_OVERRIDES]
+         + [(ViewState, n, str, widget_range(n)) for n in VIEW_LISTS]
          + [(SimulateState, n, str, simulate_view.widget_range(n)) for n in SIM_NUMBERS])
 IDS = [f"{m.__name__}.{n}" for m, n, _, _ in CASES]
 
@@ -35,13 +37,14 @@ IDS = [f"{m.__name__}.{n}" for m, n, _, _ in CASES]
 EXPECTED = {
     "target": (0.1, 100_000), "price": (0.01, 1000), "power": (1, 100_000),
     "conc": (1, 10_000_000), "ttft": (0.01, 3600), "sessions": (1, 1e9), "tps": (1, 1e12),
+    "gpus": (1, 100_000),
     "sim.gpus": (0, 100_000), "sim.mtp": (0, 4), "sim.accept": (0, 0.99), "sim.hit": (0, 0.99),
     "sim.fp4": (0.1, 1000), "sim.hbm": (0.1, 1000),
 }
 
 
 def is_whole(model, name):
-    return model.model_fields[name].annotation is int
+    return model.model_fields[name].annotation is int or model is ViewState and name in VIEW_LISTS
 
 
 def around(low, high, whole):
@@ -69,22 +72,26 @@ def parsed_value(model, name, state):
     value = getattr(state, name)
     if model is ViewState and name in VIEW_OVERRIDES:
         return state.overrides(name).get(HW)
+    if model is ViewState and name in VIEW_LISTS:
+        return value[0] if value else None
     return value
 
 
 def test_the_ranges_are_the_widgets():
-    got = {n: widget_range(n) for n in VIEW_NUMBERS + VIEW_OVERRIDES}
+    got = {n: widget_range(n) for n in VIEW_NUMBERS + VIEW_OVERRIDES + VIEW_LISTS}
     got |= {f"sim.{n}": simulate_view.widget_range(n) for n in SIM_NUMBERS}
     assert got == EXPECTED
 
 
 def test_every_number_a_link_carries_has_a_range():
     """A new numeric field without a range fails here (and so cannot drift from its widget)."""
-    for model, fields, ranged in ((ViewState, QUERY_FIELDS, VIEW_NUMBERS + VIEW_OVERRIDES),
+    for model, fields, ranged in ((ViewState, QUERY_FIELDS, VIEW_NUMBERS + VIEW_OVERRIDES
+                                   + VIEW_LISTS),
                                   (SimulateState, simulate_view.SIM_FIELDS, SIM_NUMBERS)):
         for name in fields:
             annotation = model.model_fields[name].annotation
             types = set(get_args(annotation)) or {annotation}
+            types |= {t for arg in get_args(annotation) for t in get_args(arg)}   # tuple[int, ...]
             if types & {int, float} or name in VIEW_OVERRIDES:
                 assert name in ranged, f"{model.__name__}.{name} has no range"
 
@@ -113,10 +120,12 @@ def test_the_model_refuses_what_the_link_refuses(model, name, spell, bounds):
     outside = [math.nextafter(low, -math.inf), math.nextafter(high, math.inf), math.inf,
                math.nan]
     for v in outside:
-        value = (spell(repr(v)),) if name in VIEW_OVERRIDES else v
+        value = ((spell(repr(v)),) if name in VIEW_OVERRIDES
+                 else (v,) if model is ViewState and name in VIEW_LISTS else v)
         with pytest.raises(ValidationError):
             model(**{name: value})
-    model(**{name: (spell(repr(low)), spell(repr(high))) if name in VIEW_OVERRIDES else low})
+    model(**{name: (spell(repr(low)), spell(repr(high))) if name in VIEW_OVERRIDES
+             else (low, high) if model is ViewState and name in VIEW_LISTS else low})
 
 
 numbers = st.one_of(st.floats(allow_nan=True, allow_infinity=True).map(repr),

@@ -98,8 +98,8 @@ def test_flags_override_the_file_and_spellings_map_to_slugs(catalog):
 def test_unknown_names_become_slugs_with_a_notice_and_isl_osl_name_the_workload(catalog):
     r = parse_file(FIX / "unknown-names.csv", IngestOptions(), catalog)
     run = r.runs[0]
-    assert (run.hardware, run.model, run.workload) == ("rtx-6000-pro", "qwen3-32b", "isl1000-osl500")
-    assert any("qwen3-32b" in n for n in r.notices)
+    assert (run.hardware, run.model, run.workload) == ("rtx-6000-pro", "qwen3-32b", "1000-500")
+    assert any("rtx-6000-pro" in n for n in r.notices)
 
 
 def test_a_sweep_split_over_files_joins_one_run_and_reimport_changes_nothing(db, catalog):
@@ -232,11 +232,11 @@ def test_vllm_files_with_measured_means_near_a_catalog_workload_join_one_run(tmp
 
 
 def test_points_of_one_file_near_each_other_join_one_run_named_by_their_mean(tmp_path, catalog):
-    # An --append-result file of one configuration at 1024/128 (not in the catalog), and a
-    # 2048/128 result: two workloads.
+    # An --append-result file of one configuration at about 1023/77 (not in the catalog), and a
+    # 2048/77 result: two workloads.
     import json
     lines = []
-    for concurrency, isl, osl in ((8, 1019, 128), (16, 1027, 127), (32, 2048, 128)):
+    for concurrency, isl, osl in ((8, 1019, 77), (16, 1027, 77), (32, 2048, 77)):
         result = dict(json.loads(VLLM_RESULT), max_concurrency=concurrency,
                       total_input_tokens=isl * 320, total_output_tokens=osl * 320)
         del result["workload"]
@@ -245,17 +245,16 @@ def test_points_of_one_file_near_each_other_join_one_run_named_by_their_mean(tmp
     path.write_text("\n".join(lines) + "\n")
     result = parse_file(path, IngestOptions(), catalog)
     near, far = result.runs
-    assert (near.workload, near.isl, near.osl, len(near.points)) == ("isl1023-osl128", 1023, 128,
-                                                                     2)
-    assert [p.note for p in near.points] == ["measured mean ISL 1019, OSL 128",
-                                             "measured mean ISL 1027, OSL 127"]
-    assert (far.workload, len(far.points)) == ("isl2048-osl128", 1)
+    assert (near.workload, near.isl, near.osl, len(near.points)) == ("1023-77", 1023, 77, 2)
+    assert [p.note for p in near.points] == ["measured mean ISL 1019, OSL 77",
+                                             "measured mean ISL 1027, OSL 77"]
+    assert (far.workload, len(far.points)) == ("2k-77", 1)
 
 
 def test_configured_lengths_in_vllm_metadata_name_the_workload(tmp_path, catalog):
     paths = _vllm_sweep(tmp_path, [(8, 700, 130)], random_lengths=(1024, 128))
     run = parse_file(paths[0], IngestOptions(), catalog).runs[0]
-    assert (run.workload, run.isl, run.osl) == ("isl1024-osl128", 1024, 128)
+    assert (run.workload, run.isl, run.osl) == ("1k-128", 1024, 128)
 
 
 def test_workload_flag_joins_points_whatever_their_measured_means(tmp_path, catalog):
@@ -283,7 +282,7 @@ def test_genai_perf_files_of_one_synthetic_configuration_join_one_run(tmp_path, 
         path.write_text(json.dumps(data))
         result = parse_file(path, IngestOptions(hardware="h100", gpus=1), catalog)
         (run,) = result.runs
-        assert (run.workload, run.isl, run.osl) == ("isl1024-osl128", 1024, 128)
+        assert (run.workload, run.isl, run.osl) == ("1k-128", 1024, 128)
         keys.append(run.run_key())
     assert keys[0] == keys[1]
     assert any("vary with --synthetic-input-tokens-stddev 50" in n for n in result.notices)

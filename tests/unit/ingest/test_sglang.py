@@ -199,7 +199,7 @@ def test_random_length_sweep_names_its_workload_by_the_lengths_when_not_in_the_c
     path = Path("sweep_1024_300.jsonl")
     (run,) = core.build_runs(str(path), sglang.parse(path, text),
                              core.IngestOptions(hardware="h100", gpus=1), catalog, "src", [])
-    assert (run.workload, run.isl, run.osl) == ("isl1024-osl300", 1024, 300)
+    assert (run.workload, run.isl, run.osl) == ("1k-300", 1024, 300)
     assert len(run.points) == 4
 
 
@@ -255,7 +255,7 @@ def test_real_online_sample_random_and_sharegpt_sweeps_are_two_runs(catalog):
     assert [p.request_rate for p in random_run.points] == [1, 2, 4, 8, 16]
     assert random_run.points[0].note == "measured mean ISL 509, OSL 534"
     # ShareGPT lengths are the dataset's own: means within 3% of each other join one run.
-    assert (sharegpt_run.workload, sharegpt_run.isl, sharegpt_run.osl) == ("isl225-osl191", 225,
+    assert (sharegpt_run.workload, sharegpt_run.isl, sharegpt_run.osl) == ("225-191", 225,
                                                                            191)
     assert [p.request_rate for p in sharegpt_run.points] == [4, 8]
     assert any("--random-range-ratio 0" in n for n in result.notices)
