@@ -186,6 +186,25 @@ def _planner_brief(link: Link, db: Path, catalog: Catalog, link_text: str,
         fleet_notes=fleet_notes)
 
 
+def caption(link: Link, catalog: Catalog) -> str:
+    """One line saying what a view's chart answers (the embed view's caption), from the link
+    alone: "Vera Rubin NVL72 vs GB300 NVL72, DeepSeek-V4.1-Flash on AgentX, at 387 tok/s/user
+    P90"."""
+    state = link.state
+    if link.page == "compare":
+        who = f"{catalog.hardware_name(state.a)} vs {catalog.hardware_name(state.b)}"
+        if state.ra and state.rb:
+            who = f"run {state.ra[:8]} vs run {state.rb[:8]}"
+    elif link.page == "planner":
+        return f"Fleet plan, {_question(state, catalog, sla=True)}"
+    else:
+        base = state.effective_baseline()
+        others = [catalog.hardware_name(h) for h in state.hw if h != base]
+        who = (f"{_and(others)} vs {catalog.hardware_name(base)}" if base and others else
+               _and([catalog.hardware_name(h) for h in state.hw]) or "No hardware chosen")
+    return f"{who}, {_question(state, catalog)}"
+
+
 # -- the parts ---------------------------------------------------------------------------------
 
 def _target_text(state: ViewState) -> str:
