@@ -2,7 +2,7 @@
 import streamlit as st
 
 from models.pages import PAGES
-from ui.routing import hide_unlisted_pages, is_embed_request
+from ui.routing import hide_unlisted_pages, is_embed_request, is_unlisted
 
 st.set_page_config(page_title="opx: operating-point explorer", page_icon=":material/monitoring:",
                    layout="wide")
@@ -11,7 +11,7 @@ embedded = is_embed_request()
 page = st.navigation([st.Page(p.script, title=p.title, icon=p.icon, default=p.path == "/",
                               url_path=p.path.strip("/") or None) for p in PAGES],
                      position="hidden" if embedded else "sidebar")
-if not embedded:
+if not (embedded or is_unlisted(page)):
     hide_unlisted_pages()
     st.sidebar.caption("opx · throughput per GPU against tokens/s per user, with the provenance "
                        "of every figure.")

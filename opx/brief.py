@@ -127,6 +127,16 @@ def build(link: Link, db: Path, catalog: Catalog, base_url: str = "",
                  _and([s.name for s in view.summaries]) or "No hardware chosen")
     chart = views.link_chart(link, db, catalog, link_text, as_of, view=view).to_dict()
     errors = simulated_errors(view)
+    if link.page == "compare" and runs:           # two runs head to head: their own figures
+        table, marks, proof, hardware = _runs_table(db, state, y, a, b, catalog)
+        return Brief(
+            page="compare", title=f"{title}, {_question(state, catalog)}",
+            subtitle=_subtitle(state, y, "compare"), headlines=_multiples(pairs, state, y),
+            chart=chart, table_title=f"At {_target_text(state)}", table=table,
+            link=link_text, exported=as_of, fingerprint=fingerprint(marks),
+            runs=int(marks.run_id.nunique()) if not marks.empty else 0, points=len(marks),
+            evidence=proof, assumptions=assumptions(view, catalog, y.derived, hardware),
+            notes=list(link.notices))
     return Brief(
         page=link.page, title=f"{title}, {_question(state, catalog)}",
         subtitle=_subtitle(state, y, link.page), headlines=_multiples(pairs, state, y),
@@ -137,6 +147,34 @@ def build(link: Link, db: Path, catalog: Catalog, base_url: str = "",
         evidence=evidence(view), simulated_errors=errors,
         assumptions=assumptions(view, catalog, y.derived),
         notes=[*link.notices, *_other_notes(view, catalog, errors)])
+
+
+def _runs_table(db: Path, state: ViewState, y: metrics.Metric, a, b, catalog: Catalog):
+    """Compare of two runs: each run's value at the target, peak and provenance; the points
+    its frontier is drawn from; its source."""
+    from opx import queries, store
+    cols, marks, proof, hardware = {}, [], [], []
+    with store.reading(db) as con:
+        for side in (a, b):
+            run, _ = queries.run_detail(con, side.key)
+            hardware += [run["hardware"]] if run else []
+            status, value = side.value(state.target, y)
+            peak = side.metric_value(float(side.tputs.max()), y) if side.tputs.size else None
+            cols[side.name] = [
+                y.format(value, unit=True) if status == "ok" else status.replace("_", " "),
+                y.format(peak, unit=True) if peak is not None else "no data",
+                side.provenance, catalog.hardware_name(run["hardware"]) if run else "",
+                side.key]
+            marks.append(pd.DataFrame({"run_id": side.key, "x": side.xs, "tput": side.tputs,
+                                       "provenance": side.provenance}))
+            source = (f"{run['source']} ({run['source_url']})" if run and run.get("source_url")
+                      else str(run["source"]) if run else "")
+            proof.append(Evidence(side.provenance, 1, len(side.xs), [source] if source else []))
+    fields = [f"At {_target_text(state)} ({y.unit})", f"Peak ({y.unit})", "Provenance",
+              "Hardware", "Run id"]
+    table = Table(["Run", *cols], [[f, *(c[i] for c in cols.values())]
+                                   for i, f in enumerate(fields)])
+    return table, pd.concat(marks, ignore_index=True), proof, tuple(dict.fromkeys(hardware))
 
 
 def _planner_brief(link: Link, db: Path, catalog: Catalog, link_text: str,
@@ -324,20 +362,22 @@ _SPEC_WORDS = {"fp4_dense_pflops": "FP4 dense", "fp8_dense_pflops": "FP8 dense",
                "scale_up_tb_s": "scale-up bandwidth", "nvlink_domain": "NVLink domain"}
 
 
-def assumptions(view: ExplorerView, catalog: Catalog, costs_used: bool) -> list[str]:
+def assumptions(view: ExplorerView, catalog: Catalog, costs_used: bool,
+                runs: tuple[str, ...] = ()) -> list[str]:
     """Prices and powers (catalog, assumed, or set in the link), and the catalog figures marked
-    assumed that the simulated curves shown were computed from."""
+    assumed that the simulated curves shown were computed from. `runs`: the hardware of two runs
+    compared (their prices and powers; no simulated curve is drawn)."""
     state = view.state
     use = ("Prices and powers behind this view's cost and power figures" if costs_used else
            "Prices and powers (not used by this metric; they apply to cost and power metrics)")
     each = []
-    for hw in state.hw:
+    for hw in runs or state.hw:
         e = economics_for(catalog, state, hw)
         name = catalog.hardware_name(hw)
         each.append(e.describe(name) if e else f"{name}: no catalog price or power")
     out = [f"{use}: " + "; ".join(each)] if each else []
     simulated = set(view.points.hardware[view.points.simulated.astype(bool)]) \
-        if not view.points.empty else set()
+        if not view.points.empty and not runs else set()
     for hw in state.hw:
         spec = catalog.hardware.get(hw)
         if spec is None or hw not in simulated:

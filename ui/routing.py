@@ -20,6 +20,11 @@ def is_embed_request() -> bool:
     return any(path.endswith(p) for p in EMBED_PATHS)
 
 
+def is_unlisted(page) -> bool:
+    """The page `st.navigation` chose is one kept out of the navigation (`/embed`)."""
+    return "/" + (getattr(page, "url_path", "") or "") in EMBED_PATHS
+
+
 def hide_unlisted_pages() -> None:
     """Keep pages with `nav=False` out of the sidebar's list (they are still routed). A style
     element only: no script."""
