@@ -2,12 +2,17 @@
 import streamlit as st
 
 from models.pages import PAGES
+from ui.routing import hide_unlisted_pages, is_embed_request, is_unlisted
 
 st.set_page_config(page_title="opx: operating-point explorer", page_icon=":material/monitoring:",
                    layout="wide")
 
+embedded = is_embed_request()
 page = st.navigation([st.Page(p.script, title=p.title, icon=p.icon, default=p.path == "/",
-                              url_path=p.path.strip("/") or None) for p in PAGES])
-st.sidebar.caption("opx · throughput per GPU against tokens/s per user, with the provenance of "
-                   "every figure.")
+                              url_path=p.path.strip("/") or None) for p in PAGES],
+                     position="hidden" if embedded else "sidebar")
+if not (embedded or is_unlisted(page)):
+    hide_unlisted_pages()
+    st.sidebar.caption("opx · throughput per GPU against tokens/s per user, with the provenance "
+                       "of every figure.")
 page.run()

@@ -37,26 +37,18 @@ state = urlstate.write_url(state)
 
 try:
     view = data.explorer_view(compare_state(state))
-    if state.ra and state.rb:
-        side_a, side_b = compare.sides_from_runs(data.database(), state, catalog, state.ra, state.rb)
-        if side_a is None or side_b is None:
-            st.warning("A run in the link no longer exists; comparing the hardware instead.")
-            side_a, side_b = compare.sides_from_view(view, catalog)
-    else:
-        side_a, side_b = compare.sides_from_view(view, catalog)
+    side_a, side_b, comparing_runs = compare.sides_for(data.database(), view, catalog)
 except OpxError as exc:
     st.error(escape_md(f"error: {exc}"))
     st.stop()
+if state.ra and state.rb and not comparing_runs:
+    st.warning("A run in the link no longer exists; comparing the hardware instead.")
 
 target_text = f"{format_number(state.target)} tok/s/user ({pct_label(state.pct)})"
 curve = compare.multiple_curve(side_a, side_b, metric)
-comparing_runs = bool(state.ra and state.rb) and (side_a.key, side_b.key) == (state.ra, state.rb)
-if comparing_runs:
-    at_target, at_peak = compare.run_multiples(side_a, side_b, state.target, metric)
-    st.subheader(escape_md(f"{side_a.name} vs {side_b.name}"))
-else:
-    at_target, at_peak = compare.hardware_multiples(view)
-    st.subheader(escape_md(f"{catalog.hardware_name(state.a)} vs {catalog.hardware_name(state.b)}"))
+at_target, at_peak = compare.headline_multiples(view, side_a, side_b, comparing_runs)
+st.subheader(escape_md(f"{side_a.name} vs {side_b.name}" if comparing_runs else
+                       f"{catalog.hardware_name(state.a)} vs {catalog.hardware_name(state.b)}"))
 
 # A headline value is a number or "no multiple" (it must fit); what it divides, or why there is
 # none, goes in the caption under it.

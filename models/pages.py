@@ -13,6 +13,7 @@ class PageSpec:
     title: str
     icon: str          # a Material icon, so it renders without an emoji font
     script: str        # the page's file, relative to the repository root
+    nav: bool = True   # listed in the sidebar's navigation
 
 
 PAGES: tuple[PageSpec, ...] = (
@@ -22,6 +23,9 @@ PAGES: tuple[PageSpec, ...] = (
     PageSpec("latency", "/latency", "Latency", ":material/timer:", "app_pages/latency.py"),
     PageSpec("simulate", "/simulate", "Simulate", ":material/science:", "app_pages/simulate.py"),
     PageSpec("data", "/data", "Data", ":material/database:", "app_pages/data.py"),
+    # The chart of a view alone, for an <iframe>: no sidebar, no navigation (app.py hides both).
+    PageSpec("embed", "/embed", "Embedded chart", ":material/picture_in_picture:",
+             "app_pages/embed.py", nav=False),
 )
 PAGE_NAMES: tuple[str, ...] = tuple(p.name for p in PAGES)
 PAGE_BY_PATH: dict[str, str] = {p.path: p.name for p in PAGES}

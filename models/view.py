@@ -18,7 +18,7 @@ from typing import Any, Literal, Protocol, get_args
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from models.pages import PAGE_NAMES
-from models.vocab import Percentile, Provenance, XScale, YMetric
+from models.vocab import EmbedOf, Percentile, Provenance, XScale, YMetric
 
 TARGET_MIN = 0.1
 TARGET_MAX = 100_000.0
@@ -119,6 +119,8 @@ class ViewState(BaseModel):
     rb: str | None = Field(None, **param("run_id", "run B", "compare"))
     # Latency
     run: tuple[str, ...] = Field((), **param("run_ids", "run", "latency"))    # () = the default runs
+    # Embedded chart: which page's chart `/embed` shows (the rest of the link is that page's)
+    of: EmbedOf = Field("explorer", **param("choice", "embedded page", "embed"))
     # Planner: the SLA's tok/s/user is `target` at `pct`
     ttft: float | None = Field(None, **param("number", "Maximum TTFT", "planner", low=0.01,
                                              high=3600.0))

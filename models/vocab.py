@@ -18,3 +18,7 @@ YMetric = Literal["total", "output", "input", "per_mw", "usd_per_mtok", "j_per_t
 Y_METRICS: tuple[str, ...] = get_args(YMetric)
 
 XScale = Literal["log", "linear"]
+
+# Pages whose chart has an embed address (`/embed?of=<page>&...`) and a brief.
+EmbedOf = Literal["explorer", "compare", "planner"]
+EMBEDDABLE: tuple[str, ...] = get_args(EmbedOf)

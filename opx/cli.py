@@ -53,7 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
     exp.add_argument("link", metavar="LINK", help="a share link, or its path and query "
                                                  "(e.g. '/compare?a=vr-nvl72&b=gb300-nvl72')")
     exp.add_argument("--format", required=True,
-                     choices=("png", "svg", "pdf", "html", "csv", "json", "vl.json", "parquet"))
+                     choices=("png", "svg", "pdf", "html", "csv", "json", "vl.json", "parquet",
+                              "brief-pdf", "brief-html"))
     exp.add_argument("-o", "--output", required=True, metavar="FILE")
     _db_arg(exp)
 

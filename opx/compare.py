@@ -120,6 +120,28 @@ def sides_from_runs(db, state: ViewState, catalog: Catalog, run_a: str, run_b: s
         return side_from_run(con, run_a, state, catalog), side_from_run(con, run_b, state, catalog)
 
 
+def sides_for(db, view: ExplorerView, catalog: Catalog) -> tuple[Side, Side, bool]:
+    """A and B as Compare shows them: the link's two runs (`ra`, `rb`) when both still exist,
+    else the two hardware envelopes (a deleted run falls back to the hardware); the flag says
+    whether runs are compared."""
+    state = view.state
+    if state.ra and state.rb:
+        a, b = sides_from_runs(db, state, catalog, state.ra, state.rb)
+        if a is not None and b is not None:
+            return a, b, True
+    a, b = sides_from_view(view, catalog)
+    return a, b, False
+
+
+def headline_multiples(view: ExplorerView, a: Side, b: Side, runs: bool
+                       ) -> tuple[Multiple, Multiple]:
+    """The multiples Compare shows at the top: the two runs' own (`run_multiples`), else the
+    Explorer's of A over B (`hardware_multiples`), so the page, the JSON and the brief agree."""
+    if runs:
+        return run_multiples(a, b, view.state.target, metrics.y_metric(view.state.y))
+    return hardware_multiples(view)
+
+
 def multiple_curve(a: Side, b: Side, metric: metrics.Metric, n: int = GRID_POINTS) -> pd.DataFrame:
     """A(x), B(x) and A/B on a log grid over both sides' interactivity; `status` says why a
     multiple is missing (`B cannot reach`, `A cannot reach`, `below the range of B`)."""

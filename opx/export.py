@@ -31,7 +31,8 @@ class ExportFormat:
     name: str
     extension: str
     mime: str
-    kind: str                     # "chart": renders a Vega-Lite spec; "data": a frame or a dict
+    kind: str                     # "chart": renders a Vega-Lite spec; "data": a frame or a dict;
+                                  # "brief": an opx.brief.Brief
     render: Callable[[Any], bytes]
 
 
@@ -141,7 +142,17 @@ FORMATS: dict[str, ExportFormat] = {f.name: f for f in (
                  _frame_to_csv),
     ExportFormat("parquet", "parquet", "application/vnd.apache.parquet", "data", _frame_to_parquet),
     ExportFormat("json", "json", "application/json", "data", _to_json),
+    # A brief (opx.brief.Brief): the view with its figures, provenance and assumptions.
+    ExportFormat("brief-pdf", "pdf", "application/pdf", "brief",
+                 lambda brief: _brief_renderer("opx.brief_pdf")(brief)),
+    ExportFormat("brief-html", "html", "text/html", "brief",
+                 lambda brief: _brief_renderer("opx.brief_html")(brief)),
 )}
+
+
+def _brief_renderer(module: str) -> Callable[[Any], bytes]:
+    import importlib
+    return importlib.import_module(module).render
 
 
 def render(fmt: str, payload: Any) -> bytes:
@@ -155,4 +166,6 @@ def file_name(page: str, state: ViewState, fmt: str, what: str = "") -> str:
              f"{state.pct}-at-{state.target:g}"]
     stem = "_".join(p for p in parts if p)
     stem = re.sub(r"[^A-Za-z0-9._-]+", "-", stem)
+    if FORMATS[fmt].kind == "brief":
+        stem = stem.replace(f"opx-{page}", f"opx-{page}-brief", 1)
     return f"{stem}.{FORMATS[fmt].extension}"

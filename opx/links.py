@@ -53,6 +53,31 @@ def build_link(path: str, state: ViewState, base: str = "") -> str:
     return f"{base.rstrip('/')}{path}{'?' + query if query else ''}"
 
 
+EMBED_PATH = "/embed"
+
+
+def embed_link(path: str, state: ViewState, base: str = "") -> str:
+    """The embed address of a view: `/embed?of=<page>` and the page's own address, which shows
+    that page's chart alone (for an <iframe>); `embed=true` is Streamlit's own switch that drops
+    its toolbar and padding."""
+    page = PAGES[path]
+    query = urlencode({"of": [page], **state.model_copy(update={"view": None}).to_query(page),
+                       "embed": ["true"]}, doseq=True)
+    return f"{base.rstrip('/')}{EMBED_PATH}?{query}"
+
+
+def embedded_path(state: ViewState) -> str:
+    """The path of the page an embed address shows (its `of`)."""
+    return next(path for path, page in PAGES.items() if page == state.of)
+
+
+def iframe_snippet(src: str, title: str = "opx chart") -> str:
+    """The HTML to paste into a wiki or a slide tool (attribute values escaped)."""
+    import html
+    return (f'<iframe src="{html.escape(src, quote=True)}" title="{html.escape(title, quote=True)}" '
+            'width="960" height="720" style="border:0" loading="lazy"></iframe>')
+
+
 def base_url(given: str = "") -> str:
     """scheme://host[:port] for absolute links: `given` (e.g. the browser's address or the link
     being exported) if any, else `$OPX_BASE_URL`, else http://localhost:8501."""

@@ -47,14 +47,10 @@ def chart_for(link: Link, view: ExplorerView, db: Path, catalog: Catalog, link_t
     state = view.state
     if link.page == "compare":
         from opx import compare
-        runs = bool(state.ra and state.rb)
-        sides = (compare.sides_from_runs(db, state, catalog, state.ra, state.rb) if runs
-                 else (None, None))
-        if sides[0] is None or sides[1] is None:       # as the page: a deleted run -> hardware
-            sides = compare.sides_from_view(view, catalog)
-        curve = compare.multiple_curve(sides[0], sides[1], metrics.y_metric(state.y))
-        return compare_chart(view, catalog, curve, sides[0].name, sides[1].name, link_text,
-                             as_of, with_explorer=not runs)
+        side_a, side_b, _ = compare.sides_for(db, view, catalog)
+        curve = compare.multiple_curve(side_a, side_b, metrics.y_metric(state.y))
+        return compare_chart(view, catalog, curve, side_a.name, side_b.name, link_text,
+                             as_of, with_explorer=not (state.ra and state.rb))
     trend = None
     if state.trend:
         from opx.trends import over_time
@@ -150,7 +146,8 @@ def _wrap(text: str, width: int = PLANNER_SUBTITLE_CHARS) -> list[str]:
     return lines + ([line.rstrip()] if line.strip() else [])
 
 
-def planner_context(plan, catalog: Catalog, link_text: str) -> tuple[str, list[str]]:
+def planner_context(plan, catalog: Catalog, link_text: str,
+                    as_of: dt.date | None = None) -> tuple[str, list[str]]:
     s = plan.state
     demand = (f"{s.sessions:,.0f} concurrent sessions" if s.sessions else
               f"{s.tps:,.0f} output tok/s" if s.tps else "none given")
@@ -161,7 +158,8 @@ def planner_context(plan, catalog: Catalog, link_text: str) -> tuple[str, list[s
             "has the most output tok/s per GPU")
     sub = [f"Demand: {demand}. Per system, the point meeting the SLA that {pick}; throughput "
            "per GPU never above the Explorer's at the target.",
-           f"opx, {dt.date.today().isoformat()}" + (f" · {link_text}" if link_text else "")]
+           f"opx, {(as_of or dt.date.today()).isoformat()}"
+           + (f" · {link_text}" if link_text else "")]
     # lines of at most PLANNER_SUBTITLE_CHARS, so a long link never widens or clips the chart
     return title, [part for line in sub for part in _wrap(line)]
 
@@ -199,22 +197,34 @@ def render_link(link: Link, fmt: str, db: Path, catalog: Catalog, base_url: str 
     if fmt not in export.FORMATS:
         raise OpxError("--format", fmt, f"unknown format; known: {', '.join(export.FORMATS)}")
     base_url = absolute_base(base_url)     # an exported link is a full address ($OPX_BASE_URL)
+    link_text = build_link(link.path, link.state, base_url)
+    kind = export.FORMATS[fmt].kind
+    if kind == "brief":
+        from opx import brief
+        return export.render(fmt, brief.build(link, db, catalog, base_url))
+    if kind == "chart":
+        return export.render(fmt, link_chart(link, db, catalog, link_text).to_dict())
     if link.page == "planner":
-        from opx.charts import planner_chart
         from opx.planner import plan as make_plan
         the_plan = make_plan(db, link.state, catalog)
-        link_text = build_link(link.path, link.state, base_url)
-        if export.FORMATS[fmt].kind == "chart":
-            title, sub = planner_context(the_plan, catalog, link_text)
-            return export.render(fmt, planner_chart(the_plan.rows, title, sub, catalog).to_dict())
         if fmt == "json":
             return export.render(fmt, planner_json(the_plan, link_text, catalog))
         return export.render(fmt, the_plan.labelled())
     view = view_for(link, db, catalog)
-    link_text = build_link(link.path, link.state, base_url)
-    kind = export.FORMATS[fmt].kind
-    if kind == "chart":
-        return export.render(fmt, chart_for(link, view, db, catalog, link_text).to_dict())
     if fmt == "json":
         return export.render(fmt, summary_json(link, view, link_text))
     return export.render(fmt, chart_data(view))
+
+
+def link_chart(link: Link, db: Path, catalog: Catalog, link_text: str,
+               as_of: dt.date | None = None, view: ExplorerView | None = None, plan=None):
+    """The chart `link` shows, as its page draws it: the one renderer behind the chart exports,
+    the brief and the embed view (`/embed`). `view` / `plan`: already computed for this link."""
+    if link.page == "planner":
+        from opx.charts import planner_chart
+        from opx.planner import plan as make_plan
+        the_plan = plan if plan is not None else make_plan(db, link.state, catalog)
+        title, sub = planner_context(the_plan, catalog, link_text, as_of)
+        return planner_chart(the_plan.rows, title, sub, catalog)
+    view = view if view is not None else view_for(link, db, catalog)
+    return chart_for(link, view, db, catalog, link_text, as_of)

@@ -168,6 +168,21 @@ def search_runs(runs: pd.DataFrame, text: str) -> pd.DataFrame:
     return runs[mask.any(axis=1)]
 
 
+@st.cache_data(ttl=300, max_entries=128, show_spinner=False)
+def _embed_spec(db: str, stamp: tuple[int, int], path: str, state_json: str, base: str) -> dict:
+    from opx import views
+    from opx.links import Link, base_url, build_link
+    state = ViewState.model_validate_json(state_json)
+    link_text = build_link(path, state, base_url(base))
+    return views.link_chart(Link(path, state), Path(db), catalog(), link_text).to_dict()
+
+
+def embed_spec(path: str, state: ViewState, base: str) -> dict:
+    """The chart of the page at `path` for `state`, as its page and exports draw it (a
+    Vega-Lite spec), cached on the state and the data stamp like every view."""
+    return _embed_spec(str(database()), stamp(), path, state.model_dump_json(), base)
+
+
 def points_file(fmt: str) -> bytes:
     """Every run and point as one of the export registry's data formats (csv, parquet)."""
     from opx import export

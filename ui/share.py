@@ -7,8 +7,10 @@ from urllib.parse import urlsplit
 import streamlit as st
 
 from models import ViewState
+from models.pages import PAGE_BY_PATH
+from models.vocab import EMBEDDABLE
 from opx import export, views
-from opx.links import Link, build_link
+from opx.links import Link, base_url as absolute_base, build_link, embed_link, iframe_snippet
 from ui import data
 
 
@@ -29,6 +31,38 @@ def share_link(path: str, state: ViewState) -> str:
 def share_box(path: str, state: ViewState) -> None:
     st.caption("Share: this link opens the same view for anyone (copy with the button on the right).")
     st.code(share_link(path, state), language=None, wrap_lines=True)
+    page = PAGE_BY_PATH[path]
+    if page in EMBEDDABLE:
+        brief_buttons(path, page, state)
+        embed_box(path, state)
+
+
+def brief_buttons(path: str, page: str, state: ViewState) -> None:
+    """The brief of this view, for people who will not open the dashboard: the headline figures
+    kept apart, the chart, the table, provenance, assumptions and the link back."""
+    link = Link(path, state)
+    cols = st.columns([1, 1, 2], vertical_alignment="center")
+    for col, (fmt, label) in zip(cols, (("brief-pdf", "Brief (PDF, one page)"),
+                                        ("brief-html", "Brief (HTML, offline)"))):
+        def build(fmt_name: str = fmt) -> bytes:
+            return views.render_link(link, fmt_name, data.database(), data.catalog(),
+                                     base_url=base_url())
+
+        col.download_button(label, build, file_name=export.file_name(page, state, fmt),
+                            mime=export.FORMATS[fmt].mime, on_click="ignore",
+                            key=f"{page}_{fmt}", icon=":material/description:", width="stretch")
+    cols[2].caption("A brief: the question, both multiples with what each means, the chart, the "
+                    "table, sources, assumptions and this link.")
+
+
+def embed_box(path: str, state: ViewState) -> None:
+    """The chart alone at an address of its own, and the <iframe> that shows it elsewhere."""
+    src = embed_link(path, state, absolute_base(base_url()))
+    with st.expander("Embed this chart (wiki, slides)", icon=":material/picture_in_picture:"):
+        st.caption("The chart alone, read-only, with its caption and a link to the full view:")
+        st.code(src, language=None, wrap_lines=True)
+        st.caption("Paste into a page that accepts HTML:")
+        st.code(iframe_snippet(src), language="html", wrap_lines=True)
 
 
 def save_view_box(path: str, state: ViewState, run_ids: list[str]) -> None:
@@ -60,8 +94,9 @@ def save_view_box(path: str, state: ViewState, run_ids: list[str]) -> None:
 def export_buttons(path: str, page: str, state: ViewState, key: str) -> None:
     """One download per format; nothing is rendered until its button is clicked."""
     link = Link(path, state)
-    cols = st.columns(len(export.FORMATS))
-    for col, fmt in zip(cols, export.FORMATS.values()):
+    formats = [f for f in export.FORMATS.values() if f.kind != "brief"]   # briefs: share_box
+    cols = st.columns(len(formats))
+    for col, fmt in zip(cols, formats):
         label = {"vl.json": "Vega-Lite", "json": "JSON summary", "csv": "CSV data",
                  "parquet": "Parquet data"}.get(fmt.name, fmt.name.upper())
 

@@ -49,6 +49,26 @@ def _watch(page) -> list[str]:
 
 
 @pytest.mark.parametrize("name", ["explorer", "compare", "planner"])
+def test_the_brief_of_a_hostile_view_opens_with_no_dialog(hostile_db, page, tmp_path, name):
+    db, ids, _ = hostile_db
+    out = tmp_path / f"{name}-brief.html"      # as `python -m opx export LINK --format brief-html`
+    r = subprocess.run([sys.executable, "-m", "opx", "export", hostile_links(ids)[name],
+                        "--format", "brief-html", "-o", str(out), "--db", str(db)], cwd=ROOT,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    dialogs = _watch(page)
+    page.goto(out.as_uri())
+    expect(page.locator("figure.chart > svg")).to_have_count(1)
+    page.wait_for_timeout(500)
+    assert dialogs == []
+    assert page.locator("script, img, iframe, object, embed").count() == 0
+    # the sources (and Compare's run names) read as typed, as text
+    expect(page.locator("body")).to_contain_text("<!--<script>alert(3)</script>")
+    if name == "compare":
+        expect(page.locator("body")).to_contain_text(SCRIPT_LABEL)
+
+
+@pytest.mark.parametrize("name", ["explorer", "compare", "planner"])
 def test_every_export_of_a_hostile_view_opens_with_no_script_run(hostile_db, catalog, page,
                                                                tmp_path, name):
     db, ids, _ = hostile_db

@@ -17,6 +17,8 @@ SIGNATURES = {
     "csv": lambda b: b.splitlines()[0].startswith(b"hardware,"),
     "parquet": lambda b: b[:4] == b"PAR1" and b[-4:] == b"PAR1",
     "json": lambda b: isinstance(json.loads(b), dict),
+    "brief-pdf": lambda b: b[:5] == b"%PDF-",
+    "brief-html": lambda b: b.lstrip().lower().startswith(b"<!doctype html>"),
 }
 
 

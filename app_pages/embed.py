@@ -1,0 +1,28 @@
+"""Embedded chart (`/embed?of=<page>&...`): one view's chart alone, a one-line caption and a
+link to the full view, for an <iframe> in a wiki or a slide tool. Read-only: no controls, no
+sidebar, and the session's view is left as it was."""
+import streamlit as st
+
+from models import ViewState
+from opx.brief import caption
+from opx.links import Link, embedded_path
+from ui import data, share, widgets
+from ui.text import escape_md
+
+query = {k: st.query_params.get_all(k) for k in st.query_params.keys()}
+state, notices = ViewState.from_query(query, data.resolver())
+path = embedded_path(state)
+full_view = share.share_link(path, state)
+
+# The chart shrinks to the frame's width (kept in proportion); the page keeps little padding.
+st.html("<style>[data-testid='stMainBlockContainer']{padding:0.6rem 0.8rem 0.4rem}"
+        "[data-testid='stVegaLiteChart'] :is(canvas,svg).marks{max-width:100%!important;"
+        "height:auto!important}</style>")
+spec = widgets.or_stop(data.embed_spec, path, state, share.base_url())
+st.vega_lite_chart(spec, theme=None, key="embed_chart")
+left, right = st.columns([3, 1], vertical_alignment="center")
+left.caption(escape_md(caption(Link(path, state), data.catalog())
+                       + (f" · {len(notices)} value(s) of the address were ignored"
+                          if notices else "")))
+right.link_button("Open the full view", full_view, icon=":material/open_in_new:",
+                  width="stretch")
