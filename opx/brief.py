@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 import opx
-from models import Catalog, ViewState
+from models import Catalog, ViewState, pct_label
 from models.view import format_number
 from opx import compare, metrics, views
 from opx.economics import economics_for
@@ -246,7 +246,7 @@ def caption(link: Link, catalog: Catalog) -> str:
 # -- the parts ---------------------------------------------------------------------------------
 
 def _target_text(state: ViewState) -> str:
-    return f"{format_number(state.target)} tok/s/user {state.pct.upper()}"
+    return f"{format_number(state.target)} tok/s/user {pct_label(state.pct)}"
 
 
 def _question(state: ViewState, catalog: Catalog, sla: bool = False) -> str:
@@ -258,7 +258,7 @@ def _question(state: ViewState, catalog: Catalog, sla: bool = False) -> str:
 
 def _subtitle(state: ViewState, y: metrics.Metric, page: str) -> str:
     where = {"explorer": "Explorer", "compare": "Compare"}[page]
-    return (f"{where}: {y.label} ({y.unit}) against interactivity at {state.pct.upper()} "
+    return (f"{where}: {y.label} ({y.unit}) against interactivity at {pct_label(state.pct)} "
             f"(tok/s/user); per-GPU figures divide by all GPUs (prefill + decode).")
 
 
@@ -272,7 +272,7 @@ def _multiples(pairs, state: ViewState, y: metrics.Metric) -> list[Headline]:
     out = []
     for heading, kind, pick in (
             (f"Multiple at the target, {format_number(state.target)} tok/s/user "
-             f"({state.pct.upper()})", "at target", 2),
+             f"({pct_label(state.pct)})", "at target", 2),
             ("Multiple at peak throughput (any interactivity)", "at peak", 3)):
         for pair in pairs:
             m: Multiple = pair[pick]
