@@ -2,17 +2,18 @@
 import streamlit as st
 
 from models.pages import PAGES
-from ui.routing import hide_unlisted_pages, is_embed_request, is_unlisted
+from ui.routing import is_embed_request, is_unlisted
 
 st.set_page_config(page_title="opx: operating-point explorer", page_icon=":material/monitoring:",
                    layout="wide")
 
 embedded = is_embed_request()
+# A page kept out of the navigation (`/embed`) is routed but not listed.
 page = st.navigation([st.Page(p.script, title=p.title, icon=p.icon, default=p.path == "/",
-                              url_path=p.path.strip("/") or None) for p in PAGES],
+                              url_path=p.path.strip("/") or None,
+                              visibility="visible" if p.nav else "hidden") for p in PAGES],
                      position="hidden" if embedded else "sidebar")
 if not (embedded or is_unlisted(page)):
-    hide_unlisted_pages()
     st.sidebar.caption("opx · throughput per GPU against tokens/s per user, with the provenance "
                        "of every figure.")
 page.run()

@@ -1,5 +1,5 @@
 """What `app.py` needs to route: whether this request is for the embed view (`/embed`, shown
-without navigation or sidebar), and hiding pages the registry does not list in the navigation."""
+without navigation or sidebar), and whether the page chosen is one kept out of the navigation."""
 from __future__ import annotations
 
 from urllib.parse import urlsplit
@@ -23,11 +23,3 @@ def is_embed_request() -> bool:
 def is_unlisted(page) -> bool:
     """The page `st.navigation` chose is one kept out of the navigation (`/embed`)."""
     return "/" + (getattr(page, "url_path", "") or "") in EMBED_PATHS
-
-
-def hide_unlisted_pages() -> None:
-    """Keep pages with `nav=False` out of the sidebar's list (they are still routed). A style
-    element only: no script."""
-    rules = ",".join(f'[data-testid="stSidebarNav"] li:has(a[href$="{p}"])' for p in EMBED_PATHS)
-    if rules:
-        st.html(f"<style>{rules}{{display:none}}</style>")
