@@ -72,6 +72,8 @@ if (check or do_import) and uploads and permissions.require_write():
             summary = f"{len(results) - failed} file(s) {'valid' if check else 'imported'}, " \
                       f"{failed} refused."
             (st.warning if failed else st.success)(summary)
+            for exc in dict.fromkeys(r.store_error for r in results if r.store_error):
+                st.error(escape_md(f"error: {exc}"))
             st.dataframe(rows, hide_index=True, key="import_results")
             for r in results:
                 for notice in r.notices:

@@ -8,29 +8,88 @@ import json
 import operator
 from math import isfinite as _isfinite
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from models.catalog import SLUG_PATTERN
 from models.vocab import Provenance
+
+
+# -- limits (docs/formats/README.md, "Limits") ---------------------------------------------------
+# Every value a run or point may hold has a range, checked when a file is parsed, so that a hostile
+# or broken file is refused naming its field instead of overflowing a database column or filling
+# memory. Each bound is far beyond any real deployment or benchmark, and inside the column type.
+MAX_GPUS = 1_000_000          # GPUs, TP, EP: the largest clusters are ~10^5 GPUs; INTEGER is 2^31
+MAX_TOKENS = 100_000_000      # ISL / OSL: context windows are at most ~10^7 tokens
+MAX_CONCURRENCY = 1e9         # requests in flight, and requests per second
+MAX_SECONDS = 1e6             # any latency: 11.6 days, where no request of a benchmark goes
+MAX_THROUGHPUT = 1e12         # tokens/s of a deployment: 10^6 GPUs x 10^6 tok/s
+MAX_REQUESTS = 10**12         # requests completed or failed (BIGINT holds 9.2 x 10^18)
+# Text, in characters: names are one line on a chart or in a table (a Hugging Face id is at most
+# 96; a name a file states as a path keeps room), notes a paragraph, sources a file name and
+# hash or a URL. Metadata is a few dozen facts (InferenceX rows carry ~15).
+MAX_NAME_CHARS = 256          # hardware, model, workload, framework (+version), precision, label
+MAX_NOTE_CHARS = 4_000        # a run's notes, a point's note
+MAX_SOURCE_CHARS = 2_000      # source, source_url (URLs over 2,000 characters break browsers)
+MAX_META_ITEMS = 100          # metadata entries; keys are names, values
+MAX_META_VALUE_CHARS = 20_000 # a simulated run keeps its parameters as JSON (up to ~5,000)
+# The text limit of each text field of a run, by its name in a file (and in Record.run).
+TEXT_LIMITS = {**dict.fromkeys(("hardware", "model", "workload", "framework", "framework_version",
+                                "precision", "provenance", "label"), MAX_NAME_CHARS),
+               "notes": MAX_NOTE_CHARS, "source": MAX_SOURCE_CHARS,
+               "source_url": MAX_SOURCE_CHARS}
+
+
+def text_problem(value: str, limit: int) -> str | None:
+    """What is wrong with `value` as stored text, or None: too long, or a lone surrogate (a JSON
+    escape such as \\ud800 that is half of a character: no database or page can store it)."""
+    if len(value) > limit:
+        return f"is {len(value):,} characters long, over the limit of {limit:,}"
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            return (f"holds a lone surrogate ({value[exc.start]!a} at character {exc.start + 1}), "
+                    "which is not text")
+    return None
+
+
+def _text(limit: int):
+    """A text field of at most `limit` characters with no lone surrogates."""
+    def check(value: str) -> str:
+        problem = text_problem(value, limit)
+        if problem:
+            raise ValueError(problem)
+        return value
+    return Annotated[str, AfterValidator(check)]
+
+
+Name = _text(MAX_NAME_CHARS)
+NoteText = _text(MAX_NOTE_CHARS)
+SourceText = _text(MAX_SOURCE_CHARS)
+MetaValue = _text(MAX_META_VALUE_CHARS)
 
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-PositiveSeconds = Field(default=None, gt=0)
+PositiveSeconds = Field(default=None, gt=0, le=MAX_SECONDS)
+Seconds = Field(default=None, ge=0, le=MAX_SECONDS)
+Throughput = Field(default=None, ge=0, le=MAX_THROUGHPUT)
+Requests = Field(default=None, ge=0, le=MAX_REQUESTS)
+GPUs = Field(default=None, gt=0, le=MAX_GPUS)
 
 
 class Deployment(_Strict):
-    tp: int | None = Field(default=None, gt=0)
-    ep: int | None = Field(default=None, gt=0)
+    tp: int | None = GPUs
+    ep: int | None = GPUs
     dp_attention: bool | None = None
     disaggregated: bool = False
-    gpus_prefill: int | None = Field(default=None, gt=0)
-    gpus_decode: int | None = Field(default=None, gt=0)
-    gpus_total: int = Field(gt=0)
+    gpus_prefill: int | None = GPUs
+    gpus_decode: int | None = GPUs
+    gpus_total: int = Field(gt=0, le=MAX_GPUS)
     mtp: bool | None = None
 
     @model_validator(mode="after")
@@ -63,28 +122,28 @@ class Deployment(_Strict):
 
 class Point(_Strict):
     """One load level. A percentile the source did not report stays None."""
-    concurrency: float | None = Field(default=None, gt=0)
-    request_rate: float | None = Field(default=None, gt=0)
+    concurrency: float | None = Field(default=None, gt=0, le=MAX_CONCURRENCY)
+    request_rate: float | None = Field(default=None, gt=0, le=MAX_CONCURRENCY)
     tpot_p50_s: float | None = PositiveSeconds
     tpot_p90_s: float | None = PositiveSeconds
     tpot_p99_s: float | None = PositiveSeconds
-    ttft_p50_s: float | None = Field(default=None, ge=0)
-    ttft_p90_s: float | None = Field(default=None, ge=0)
-    ttft_p99_s: float | None = Field(default=None, ge=0)
-    e2e_p50_s: float | None = Field(default=None, ge=0)
-    e2e_p90_s: float | None = Field(default=None, ge=0)
-    e2e_p99_s: float | None = Field(default=None, ge=0)
+    ttft_p50_s: float | None = Seconds
+    ttft_p90_s: float | None = Seconds
+    ttft_p99_s: float | None = Seconds
+    e2e_p50_s: float | None = Seconds
+    e2e_p90_s: float | None = Seconds
+    e2e_p99_s: float | None = Seconds
     # Means are kept apart and never passed off as a percentile.
     tpot_mean_s: float | None = PositiveSeconds
-    ttft_mean_s: float | None = Field(default=None, ge=0)
-    e2e_mean_s: float | None = Field(default=None, ge=0)
-    throughput_total_tok_s: float | None = Field(default=None, ge=0)
-    throughput_output_tok_s: float | None = Field(default=None, ge=0)
-    throughput_input_tok_s: float | None = Field(default=None, ge=0)
-    requests_completed: int | None = Field(default=None, ge=0)
-    requests_failed: int | None = Field(default=None, ge=0)
-    note: str = ""
-    source: str = ""          # the file (name + sha256) or URL this point came from
+    ttft_mean_s: float | None = Seconds
+    e2e_mean_s: float | None = Seconds
+    throughput_total_tok_s: float | None = Throughput
+    throughput_output_tok_s: float | None = Throughput
+    throughput_input_tok_s: float | None = Throughput
+    requests_completed: int | None = Requests
+    requests_failed: int | None = Requests
+    note: NoteText = ""
+    source: SourceText = ""   # the file (name + sha256) or URL this point came from
 
     def point_key(self) -> str:
         """Identity of the measurement: the same numbers from the same configuration are one
@@ -105,23 +164,24 @@ class Point(_Strict):
 
 
 class Run(_Strict):
-    hardware: str = Field(pattern=SLUG_PATTERN)
-    model: str = Field(pattern=SLUG_PATTERN)
-    framework: str = ""
-    framework_version: str = ""
-    precision: str = ""
-    workload: str = Field(pattern=SLUG_PATTERN)
-    isl: int | None = Field(default=None, gt=0)
-    osl: int | None = Field(default=None, gt=0)
+    hardware: str = Field(pattern=SLUG_PATTERN, max_length=MAX_NAME_CHARS)
+    model: str = Field(pattern=SLUG_PATTERN, max_length=MAX_NAME_CHARS)
+    framework: Name = ""
+    framework_version: Name = ""
+    precision: Name = ""
+    workload: str = Field(pattern=SLUG_PATTERN, max_length=MAX_NAME_CHARS)
+    isl: int | None = Field(default=None, gt=0, le=MAX_TOKENS)
+    osl: int | None = Field(default=None, gt=0, le=MAX_TOKENS)
     prefix_hit_rate: float | None = Field(default=None, ge=0, le=1)
     deployment: Deployment
     provenance: Provenance
-    source: str = Field(min_length=1)
-    source_url: str = ""
+    source: SourceText = Field(min_length=1)
+    source_url: SourceText = ""
     date: dt.date | None = None
-    label: str = ""
-    notes: str = ""
-    meta: dict[str, str] = Field(default_factory=dict)   # other facts (engine, image, swept params)
+    label: Name = ""
+    notes: NoteText = ""
+    # Other facts (engine, image, swept params).
+    meta: dict[Name, MetaValue] = Field(default_factory=dict, max_length=MAX_META_ITEMS)
     points: tuple[Point, ...] = Field(min_length=1)
 
     # Fields that describe where a run was seen rather than what was run: two files of one

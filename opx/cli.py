@@ -197,9 +197,15 @@ def cmd_ingest(args) -> int:
     failed = [r for r in results if not r.ok]
     for r in failed:
         print(f"error: {printable(r.error)}", file=sys.stderr)
+    stopped_by = dict.fromkeys(r.store_error for r in failed if r.store_error)
+    for exc in stopped_by:          # the database's error, once
+        print(f"error: {printable(exc)}", file=sys.stderr)
     good = len(results) - len(failed)
+    not_stored = sum(r.store_error is not None for r in results)
     print(f"{good} file(s) imported{' (dry run: nothing written)' if args.dry_run else ''}, "
-          f"{len(failed)} refused; database {shown(path)}")
+          f"{len(failed) - not_stored} refused"
+          f"{f', {not_stored} not stored (the database could not be written)' if not_stored else ''}"
+          f"; database {shown(path)}")
     return 1 if failed else 0
 
 

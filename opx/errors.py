@@ -22,6 +22,18 @@ def shown(name: object) -> str:
     return s if s and s.isprintable() else repr(s)
 
 
+def brief(value: object, limit: int = 60) -> str:
+    """A value from a file as a message quotes it (Python's repr), cut to about `limit`
+    characters: a 400-digit number or a 30 MB label is named, not copied into the message."""
+    if isinstance(value, int) and value.bit_length() > 64:     # repr fails from 4,300 digits
+        return f"an integer of {int(value.bit_length() * 0.30103) + 1:,} digits"
+    text = repr(value)
+    if len(text) <= limit:
+        return text
+    size = len(value) if isinstance(value, str) else len(text)
+    return f"{text[:limit]}... ({size:,} characters)"
+
+
 class OpxError(Exception):
     """Shown to users as `error: <file>: <field or line>: <what is wrong>` (`<file>: <what is
     wrong>` when there is no field), the file and field as `shown` writes them and the rest as

@@ -6,7 +6,9 @@ pure Python, one core per process), each sending back per file its outcome and t
 while this process writes what has come back. Good files are written in batches, one transaction
 per batch (a transaction per file cost most of an import's time); a batch is written only once all
 its files are parsed. If a batch's write fails, it is rolled back whole and its files are written
-one by one, each in its own transaction.
+one by one, each in its own transaction. If the database cannot be written at all (a full disk, a
+busy or corrupt file: a StoreError), the import stops there: the files of the earlier batches are
+stored, and that batch's files and every later one are reported as not stored.
 """
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ import duckdb
 
 from models import Catalog
 from opx import store
+from opx.errors import OpxError, StoreError
 from opx.ingest.core import FileResult, IngestOptions, collect_files, formats, parse_files
 
 Progress = Callable[[int, int, Path], None]
@@ -55,7 +58,11 @@ def import_files(paths: Iterable[str | Path], options: IngestOptions, db: Path, 
             parsed.append(result)
             if result.ok:
                 yield result
-    _write_batches(good(), Path(db))
+    stored, failure = _write_batches(good(), Path(db))
+    if failure is not None:
+        # Files never parsed (the import stopped before them) were not stored either.
+        parsed += [FileResult(path) for path in files[len(parsed):]]
+        _not_stored([r for r in parsed if r.ok][stored:], failure)
     return missing + parsed
 
 
@@ -186,16 +193,34 @@ def write_results(parsed: list[FileResult], db: Path, dry_run: bool) -> list[Fil
                 _, _, outcome = store.plan_write(con, rows_of(r))
                 r.runs_added, r.points_added = outcome.runs_added, outcome.points_added
         return parsed
-    _write_batches(good, Path(db))
+    stored, failure = _write_batches(good, Path(db))
+    if failure is not None:
+        _not_stored(good[stored:], failure)
     return parsed
 
 
-def _write_batches(good: Iterable[FileResult], db: Path) -> None:
+def _write_batches(good: Iterable[FileResult], db: Path) -> tuple[int, StoreError | None]:
+    """How many of the good files were stored (the first ones: batches are written in order), and
+    the StoreError that stopped the import, if one did."""
     # The write lock is taken per batch and released between batches, so dashboard readers get in
     # while a long import runs.
+    stored = 0
     for batch in _batches(good):
-        with store.writing(db) as con:
-            _write_batch(con, batch)
+        try:
+            with store.writing(db) as con:
+                _write_batch(con, batch)
+        except StoreError as exc:
+            return stored, exc
+        stored += len(batch)
+    return stored, None
+
+
+def _not_stored(results: list[FileResult], failure: StoreError) -> None:
+    """Mark the files the import could not store; each keeps the error that stopped it."""
+    for r in results:
+        r.store_error = failure
+        r.runs_added = r.points_added = 0
+        r.error = str(OpxError(r.path, "", "not stored: the import stopped at a database error"))
 
 
 def _batches(results: Iterable[FileResult]) -> Iterator[list[FileResult]]:

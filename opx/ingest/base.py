@@ -25,6 +25,8 @@ from typing import Any
 
 import orjson
 
+from opx.errors import brief
+
 # Run facts a file may state. Values are the file's own spellings (`gb300`, `deepseek-ai/DeepSeek-R1`);
 # the core maps them onto catalog slugs.
 RUN_KEYS = ("hardware", "model", "framework", "framework_version", "precision", "workload", "isl",
@@ -104,12 +106,20 @@ def json_loads(text: str) -> Any:
     return json.loads(text)
 
 
+def too_deep() -> FormatError:
+    """JSON nested deeper than Python's recursion limit (about 1,000 levels; a result file has
+    fewer than 10): refused by the parsers below (sniffers see the RecursionError and pass)."""
+    return FormatError("json", "nested too deeply to read (over about 1,000 levels)")
+
+
 def loads_lenient(text: str) -> Any:
     """JSON that also accepts SGLang's bare `Infinity` / `NaN` tokens (Python's json does)."""
     try:
         return json_loads(text)
     except json.JSONDecodeError as exc:
         raise FormatError(f"line {exc.lineno}", f"not valid JSON ({exc.msg})") from None
+    except RecursionError:
+        raise too_deep() from None
 
 
 def forget_decoded() -> None:
@@ -123,6 +133,8 @@ def loads_lines(text: str) -> list[Any]:
         return [json_loads(text)]          # the usual case: the text is one document
     except ValueError:
         pass
+    except RecursionError:
+        raise too_deep() from None
     decoder = json.JSONDecoder()
     out, i, n = [], 0, len(text)
     while True:
@@ -132,6 +144,8 @@ def loads_lines(text: str) -> list[Any]:
             return out
         try:
             obj, i = decoder.raw_decode(text, i)
+        except RecursionError:
+            raise too_deep() from None
         except json.JSONDecodeError as exc:
             line = text.count("\n", 0, exc.pos) + 1
             raise FormatError(f"line {line}", f"not valid JSON ({exc.msg})") from None
@@ -156,10 +170,13 @@ def number(value: Any, where: str, *, allow_inf: bool = False, minimum: float | 
         try:
             value = float(text)
         except ValueError:
-            raise FormatError(where, f"expected a number, got {value!r}") from None
+            raise FormatError(where, f"expected a number, got {brief(value)}") from None
     if not isinstance(value, (int, float)):
         raise FormatError(where, f"expected a number, got {type(value).__name__}")
-    value = float(value)
+    try:
+        value = float(value)
+    except OverflowError:           # an integer beyond the float range (a 400-digit number)
+        raise FormatError(where, f"is {brief(value)}, too large") from None
     if math.isnan(value):
         raise FormatError(where, "is NaN")
     if math.isinf(value):

@@ -23,13 +23,18 @@ from pydantic import ValidationError
 
 from models import Catalog, Deployment, Point, Run
 from models.catalog import workload_slug
+from models.run import MAX_META_ITEMS, MAX_META_VALUE_CHARS, MAX_NAME_CHARS, TEXT_LIMITS, text_problem
 from opx.catalog import slugify
-from opx.errors import OpxError
+from opx.errors import OpxError, brief
 from opx.ingest.base import PER_GPU_KEYS, FormatError, Record
 
 # Files above this size are refused before they are read: result files are kilobytes to a few
 # megabytes; the largest real one we know (AIConfigurator's silicon_sample.csv) is under 2 MB.
 MAX_FILE_BYTES = 64 * 1024 * 1024
+# A CSV cell may be as long as a file, so that the text limits (models/run.py) refuse an overlong
+# cell naming its field, where the csv module's own 128 KiB limit says only "field larger than
+# field limit". Memory stays bounded by the file size.
+csv.field_size_limit(MAX_FILE_BYTES)
 
 # Detection order matters only where two formats could both claim a file. Sniffers are
 # structural and no sample file of any tool is claimed by two of them
@@ -111,6 +116,9 @@ class FileResult:
     # The store's rows for `runs` (opx.store.RunRows), filled by the importer; a file parsed in a
     # worker process comes back with these and `runs` empty.
     rows: list[Any] | None = None
+    # Why a file was not stored although it may be valid: the database error that stopped the
+    # import at or before this file's batch.
+    store_error: OpxError | None = None
 
     @property
     def ok(self) -> bool:
@@ -271,11 +279,18 @@ def parse_files(files: Iterable[Path | FileToParse], options: IngestOptions,
     for result, shown, records, sha256 in parsed:
         try:
             result.runs = build_runs(shown, records, options, catalog,
-                                     f"{result.path.name} (sha256 {sha256})", result.notices)
+                                     f"{_text_of(result.path.name)} (sha256 {sha256})",
+                                     result.notices)
             result.notices = list(dict.fromkeys(result.notices))
         except OpxError as exc:
             result.error = str(exc)
     return results
+
+
+def _text_of(name: str) -> str:
+    """A file name as storable text: a name that is not UTF-8 (its bytes held as lone surrogates)
+    keeps them as `\\udcff` escapes."""
+    return name.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _records(result: FileResult, shown: str, text: str, options: IngestOptions) -> Sequence[Record]:
@@ -311,7 +326,8 @@ def build_runs(shown: str, records: Sequence[Record], options: IngestOptions, ca
         meta = {str(k): str(v) for k, v in (facts.pop("meta", None) or {}).items()}
         meta.update(overrides.get("meta", {}))
         facts.update({k: v for k, v in overrides.items() if k != "meta"})
-        for lengths in _length_groups(facts, recs, catalog):
+        _check_text(shown, recs[0].where, facts, meta)
+        for lengths in _length_groups(shown, facts, recs, catalog):
             where = lengths.records[0].where or "file"
             before = len(notices)
             run = _run(shown, where, {**facts, **lengths.facts}, meta, lengths.records, catalog,
@@ -323,6 +339,24 @@ def build_runs(shown: str, records: Sequence[Record], options: IngestOptions, ca
                 run = _say_lengths(run, facts, lengths, options, catalog, notices)
             runs.append(run)
     return runs
+
+
+def _check_text(shown: str, where: str, facts: dict, meta: dict[str, str]) -> None:
+    """The run's text facts and metadata within their limits (models/run.py), checked before a
+    spelling is resolved or quoted in a notice."""
+    at = f"{where}: " if where else ""
+    for key, limit in TEXT_LIMITS.items():
+        value = facts.get(key)
+        if value is not None and (problem := text_problem(str(value), limit)):
+            raise OpxError(shown, at + key, problem)
+    if len(meta) > MAX_META_ITEMS:
+        raise OpxError(shown, at + "meta", f"has {len(meta):,} entries, over the limit of "
+                                           f"{MAX_META_ITEMS:,}")
+    for key, value in meta.items():
+        if problem := text_problem(key, MAX_NAME_CHARS):
+            raise OpxError(shown, at + "meta", f"a key {problem}")
+        if problem := text_problem(value, MAX_META_VALUE_CHARS):
+            raise OpxError(shown, f"{at}meta.{key}", problem)
 
 
 # -- workload and ISL/OSL of a run -------------------------------------------------------------------
@@ -346,10 +380,10 @@ class _Lengths:
     noted: bool = False                   # a point's measured means differ from the run's
 
 
-def _length_groups(facts: dict, recs: list[Record], catalog: Catalog) -> list[_Lengths]:
+def _length_groups(shown: str, facts: dict, recs: list[Record], catalog: Catalog) -> list[_Lengths]:
     if all(r.measured is None for r in recs):
         return [_Lengths(recs, {})]                     # the file's own lengths, as they are
-    configured = (_int_or_round(facts.get("isl")), _int_or_round(facts.get("osl")))
+    configured = (_int_or_round(shown, facts, "isl"), _int_or_round(shown, facts, "osl"))
     stated = facts.get("workload")
     if stated not in (None, ""):
         # The workload is named (flag, --meta or the file): every point joins it, with the
@@ -527,15 +561,21 @@ def _slug(shown: str, kind: str, spelling: Any, resolve: Callable[[str], str | N
 
 
 def _int_fact(shown: str, facts: dict, key: str) -> int | None:
+    """A positive whole number; its range is the model's (models/run.py)."""
     value = facts.get(key)
     if value in (None, ""):
         return None
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise OpxError(shown, key, f"expected a whole number, got `{value}`") from None
-    if not number.is_integer() or number <= 0:
-        raise OpxError(shown, key, f"expected a positive whole number, got `{value}`")
+    if value.__class__ is int:          # as it is: float() fails beyond 10^308
+        number: float | int = value
+    else:
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            raise OpxError(shown, key, f"expected a whole number, got {brief(value)}") from None
+        if not number.is_integer():     # also infinity ("1e400")
+            raise OpxError(shown, key, f"expected a positive whole number, got {brief(value)}")
+    if number <= 0:
+        raise OpxError(shown, key, f"expected a positive whole number, got {brief(value)}")
     return int(number)
 
 
@@ -550,7 +590,7 @@ def _bool_fact(shown: str, facts: dict, key: str) -> bool | None:
         return True
     if text in ("false", "0", "no", "off", "none"):
         return False
-    raise OpxError(shown, key, f"expected true or false, got `{value}`")
+    raise OpxError(shown, key, f"expected true or false, got {brief(value)}")
 
 
 def _workload(shown: str, stated: Any, isl: int | None, osl: int | None, catalog: Catalog,
@@ -592,7 +632,7 @@ def _date(shown: str, value: Any) -> dt.date | None:
                 return dt.datetime.strptime(candidate, fmt).date()
             except ValueError:
                 continue
-    raise OpxError(shown, "date", f"`{value}` is not a date (YYYY-MM-DD)")
+    raise OpxError(shown, "date", f"{brief(value)} is not a date (YYYY-MM-DD)")
 
 
 def _run(shown: str, where: str, facts: dict, meta: dict, recs: Sequence[Record],
@@ -618,8 +658,8 @@ def _run_settings(shown: str, facts: dict, meta: dict, catalog: Catalog, notices
                      catalog.resolve_hardware, notices)
     model = _slug(shown, "model", _need(shown, facts, "model", "--model", "model"),
                   catalog.resolve_model, notices, path_like=True)
-    isl = _int_or_round(facts.get("isl"))
-    osl = _int_or_round(facts.get("osl"))
+    isl = _int_or_round(shown, facts, "isl")
+    osl = _int_or_round(shown, facts, "osl")
     workload = _workload(shown, facts.get("workload"), isl, osl, catalog, notices)
     prefill = _int_fact(shown, facts, "gpus_prefill")
     decode = _int_fact(shown, facts, "gpus_decode")
@@ -668,13 +708,20 @@ def _point(shown: str, rec: Record, gpus: int, source: str) -> Point:
         raise OpxError(shown, _loc(exc, rec.where or "point"), _first_msg(exc)) from None
 
 
-def _int_or_round(value: Any) -> int | None:
+def _int_or_round(shown: str, facts: dict, key: str) -> int | None:
+    """A length as a whole number of tokens, None when it is not a positive number; its range is
+    the model's (models/run.py)."""
+    value = facts.get(key)
     if value in (None, ""):
         return None
+    if value.__class__ is int:          # as it is: float() fails beyond 10^308
+        return value if value > 0 else None
     try:
         v = float(value)
     except (TypeError, ValueError):
         return None
+    if v == float("inf"):
+        raise OpxError(shown, key, f"expected a number of tokens, got {brief(value)}")
     return int(round(v)) if v > 0 else None
 
 
@@ -686,5 +733,5 @@ def _loc(exc: ValidationError, prefix: str) -> str:
 def _first_msg(exc: ValidationError) -> str:
     err = exc.errors()[0]
     value = err.get("input")
-    shown = f" (got {value!r})" if not isinstance(value, dict) and value is not None else ""
-    return f"{err['msg']}{shown}"
+    got = f" (got {brief(value)})" if not isinstance(value, dict) and value is not None else ""
+    return f"{err['msg'].removeprefix('Value error, ')}{got}"

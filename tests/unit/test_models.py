@@ -61,10 +61,12 @@ import datetime as dt  # noqa: E402
 
 from hypothesis import given, settings, strategies as st  # noqa: E402
 
-from models.run import _hash  # noqa: E402
+from models.run import (MAX_CONCURRENCY, MAX_SECONDS, MAX_THROUGHPUT,  # noqa: E402
+                        _hash)
 
-_finite = st.floats(allow_nan=False, allow_infinity=False, min_value=1e-300, max_value=1e300)
-_any_float = _finite | st.just(float("inf"))
+# Every value a point may hold, up to its limit (docs/formats/README.md, "Limits").
+_rate = st.floats(min_value=1e-300, max_value=MAX_CONCURRENCY)
+_seconds = st.floats(min_value=1e-300, max_value=MAX_SECONDS)
 _text = st.text(max_size=12)
 
 
@@ -79,9 +81,9 @@ def _documented_run_key(r: Run) -> str:
 
 @settings(max_examples=400, deadline=None)
 @given(values=st.fixed_dictionaries({}, optional={
-    "concurrency": _finite, "request_rate": _any_float, "tpot_p50_s": _finite,
-    "ttft_p90_s": st.floats(min_value=0, allow_nan=False, allow_infinity=False),
-    "e2e_mean_s": _finite, "throughput_total_tok_s": st.floats(min_value=0, max_value=1e18),
+    "concurrency": _rate, "request_rate": _rate, "tpot_p50_s": _seconds,
+    "ttft_p90_s": st.floats(min_value=0, max_value=MAX_SECONDS),
+    "e2e_mean_s": _seconds, "throughput_total_tok_s": st.floats(min_value=0, max_value=MAX_THROUGHPUT),
     "requests_completed": st.integers(0, 10**12), "requests_failed": st.integers(0, 5),
     "note": _text, "source": _text}))
 def test_point_key_is_the_canonical_json_key(values):

@@ -121,8 +121,6 @@ def test_an_import_on_a_full_disk_exits_with_the_message(seed_db, tmp_path, monk
     assert f"error: {db}: the disk is full" in err and "Traceback" not in err
 
 
-@pytest.mark.xfail(reason="needs opx/importer.py to stop at a StoreError and mark the files of the "
-                          "failed and later batches as not stored (docs/scaling.md)", strict=False)
 def test_an_import_that_cannot_finish_says_which_files_were_stored(seed_db, tmp_path, monkeypatch,
                                                                    capsys):
     from opx import importer
