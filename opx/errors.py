@@ -25,7 +25,7 @@ def shown(name: object) -> str:
 def brief(value: object, limit: int = 60) -> str:
     """A value from a file as a message quotes it (Python's repr), cut to about `limit`
     characters: a 400-digit number or a 30 MB label is named, not copied into the message."""
-    if isinstance(value, int) and value.bit_length() > 64:     # repr fails from 4,300 digits
+    if isinstance(value, int) and value.bit_length() > 200:    # repr fails from 4,300 digits
         return f"an integer of {int(value.bit_length() * 0.30103) + 1:,} digits"
     text = repr(value)
     if len(text) <= limit:

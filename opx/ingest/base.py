@@ -157,10 +157,15 @@ def number(value: Any, where: str, *, allow_inf: bool = False, minimum: float | 
     """A number from a file: accepts ints, floats, numeric strings ("1,234.5", "550"), `inf`.
     None / "" give None. NaN, negatives (below `minimum`) and non-numbers raise FormatError."""
     kind = type(value)
-    if (kind is float or kind is int) and math.isfinite(value):     # the common case, quickly
-        if minimum is not None and value < minimum:
-            raise FormatError(where, f"is {float(value):g}, below {minimum:g}")
-        return float(value)
+    if kind is float or kind is int:            # the common case, quickly
+        try:
+            value = float(value)
+        except OverflowError:                   # an integer beyond the float range (400 digits)
+            raise FormatError(where, f"is {brief(value)}, too large") from None
+        if math.isfinite(value):
+            if minimum is not None and value < minimum:
+                raise FormatError(where, f"is {value:g}, below {minimum:g}")
+            return value
     if value is None or (isinstance(value, str) and value.strip() in ("", "-", "N/A", "null")):
         return None
     if isinstance(value, bool):
@@ -173,10 +178,7 @@ def number(value: Any, where: str, *, allow_inf: bool = False, minimum: float | 
             raise FormatError(where, f"expected a number, got {brief(value)}") from None
     if not isinstance(value, (int, float)):
         raise FormatError(where, f"expected a number, got {type(value).__name__}")
-    try:
-        value = float(value)
-    except OverflowError:           # an integer beyond the float range (a 400-digit number)
-        raise FormatError(where, f"is {brief(value)}, too large") from None
+    value = float(value)
     if math.isnan(value):
         raise FormatError(where, "is NaN")
     if math.isinf(value):
@@ -198,14 +200,21 @@ def positive_or_none(value: float | None) -> float | None:
     return value if value else None
 
 
+# No count in a result file comes near this (the model's limits are far lower, models/run.py);
+# refusing beyond it here keeps a format's own arithmetic on counts (GPUs = TP x PP) finite.
+MAX_INTEGER = 2**53
+
+
 def integer(value: Any, where: str) -> int | None:
-    if value.__class__ is int and value >= 0:      # the common case, quickly
+    if value.__class__ is int and 0 <= value <= MAX_INTEGER:      # the common case, quickly
         return value
     v = number(value, where)
     if v is None:
         return None
     if not float(v).is_integer():
         raise FormatError(where, f"expected a whole number, got {v:g}")
+    if v > MAX_INTEGER:
+        raise FormatError(where, f"is {brief(value)}, too large")
     return int(v)
 
 

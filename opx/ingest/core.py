@@ -23,10 +23,11 @@ from pydantic import ValidationError
 
 from models import Catalog, Deployment, Point, Run
 from models.catalog import workload_slug
-from models.run import MAX_META_ITEMS, MAX_META_VALUE_CHARS, MAX_NAME_CHARS, TEXT_LIMITS, text_problem
+from models.run import (MAX_META_ITEMS, MAX_META_VALUE_CHARS, MAX_NAME_CHARS, MAX_TOKENS,
+                        TEXT_LIMITS, text_problem)
 from opx.catalog import slugify
 from opx.errors import OpxError, brief
-from opx.ingest.base import PER_GPU_KEYS, FormatError, Record
+from opx.ingest.base import PER_GPU_KEYS, FormatError, Record, too_deep
 
 # Files above this size are refused before they are read: result files are kilobytes to a few
 # megabytes; the largest real one we know (AIConfigurator's silicon_sample.csv) is under 2 MB.
@@ -238,7 +239,7 @@ def _broken_json(text: str) -> tuple[str, str] | None:
             return at_end, f"truncated JSON: the file ends before the JSON is complete ({exc.msg})"
         return f"line {exc.lineno} column {exc.colno}", f"invalid JSON ({exc.msg})"
     except RecursionError:
-        return "json", "invalid JSON: nested too deeply to read"
+        return too_deep().where, too_deep().problem
     except ValueError as exc:           # e.g. an integer over Python's digit limit
         return "json", f"invalid JSON ({exc})"
     return None
@@ -301,7 +302,7 @@ def _records(result: FileResult, shown: str, text: str, options: IngestOptions) 
     except FormatError as exc:
         raise OpxError(shown, exc.where, exc.problem) from None
     except (ValueError, TypeError, KeyError, AttributeError, IndexError, RecursionError,
-            csv.Error) as exc:
+            OverflowError, csv.Error) as exc:
         # A file of the right kind but the wrong shape: refuse it, never crash.
         raise OpxError(shown, "structure", f"unexpected content for {module.NAME} ({exc})") from None
     if not records:
@@ -572,7 +573,9 @@ def _int_fact(shown: str, facts: dict, key: str) -> int | None:
             number = float(value)
         except (TypeError, ValueError):
             raise OpxError(shown, key, f"expected a whole number, got {brief(value)}") from None
-        if not number.is_integer():     # also infinity ("1e400")
+        if number == float("inf"):      # "1e400", 400 digits
+            raise OpxError(shown, key, f"{brief(value)} is too large")
+        if not number.is_integer():
             raise OpxError(shown, key, f"expected a positive whole number, got {brief(value)}")
     if number <= 0:
         raise OpxError(shown, key, f"expected a positive whole number, got {brief(value)}")
@@ -709,19 +712,20 @@ def _point(shown: str, rec: Record, gpus: int, source: str) -> Point:
 
 
 def _int_or_round(shown: str, facts: dict, key: str) -> int | None:
-    """A length as a whole number of tokens, None when it is not a positive number; its range is
-    the model's (models/run.py)."""
+    """A length as a whole number of tokens, None when it is not a positive number. Its range is
+    checked here, before a workload is named after it."""
     value = facts.get(key)
     if value in (None, ""):
         return None
     if value.__class__ is int:          # as it is: float() fails beyond 10^308
-        return value if value > 0 else None
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        return None
-    if v == float("inf"):
-        raise OpxError(shown, key, f"expected a number of tokens, got {brief(value)}")
+        v: float | int = value
+    else:
+        try:
+            v = float(value)
+        except (TypeError, ValueError):
+            return None
+    if v > MAX_TOKENS:
+        raise OpxError(shown, key, f"is {brief(value)}, over the limit of {MAX_TOKENS:,} tokens")
     return int(round(v)) if v > 0 else None
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import datetime as dt
 from collections import defaultdict
 from pathlib import Path
@@ -13,7 +14,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from models import Catalog, Deployment, Point, Run
-from opx.errors import OpxError
+from opx.errors import OpxError, brief
 
 REQUIRED = ("run", "point", "date", "publisher", "title", "model", "hardware", "workload",
             "provenance", "gpus_total")
@@ -126,6 +127,8 @@ def _float(text: str | None) -> float | None:
 
 def _int(text: str | None) -> int | None:
     v = _float(text)
+    if v is not None and not math.isfinite(v):
+        raise ValueError(f"{brief(text)} is not a finite number")
     return None if v is None else int(v)
 
 
