@@ -62,3 +62,31 @@ def test_downloads_are_offered(db):
     at = open_data_page()
     labels = [b.label for b in at.get("download_button")]
     assert "Runs and points (CSV)" in labels and "Runs and points (Parquet)" in labels
+
+
+@pytest.mark.parametrize("check", [True, False], ids=["check", "import"])
+def test_upload_of_hostile_files_shows_each_refusal_not_an_exception(db, check):
+    """A GPU count past DuckDB's INTEGER, JSON nested past Python's recursion limit and a lone
+    surrogate: each file's row names its field (docs/formats/README.md, "Limits")."""
+    good = (FIX / "h200-sweep-part1.csv").read_text()
+    hostile = {"gpus.csv": good.replace(",8,8,measured,", ",3000000000,8,measured,", 1).encode(),
+               "deep.json": b"[" * 5000 + b"]" * 5000,
+               "surrogate.json": (ROOT / "tests" / "fixtures" / "vllm" / "metadata.json")
+               .read_bytes().replace(b'"dsr1-fp4"', b'"\\ud800"')}
+    at = open_data_page()
+    uploader = at.get("file_uploader")[0]
+    for name, data in hostile.items():
+        uploader.upload(name, data, "text/plain")
+    at.run()
+    at.button(key="check" if check else "import").click().run()
+    assert not at.exception
+    results = next(d.value for d in at.dataframe if "Result" in d.value.columns)
+    by_file = dict(zip(results.File, results.Result))
+    assert by_file["gpus.csv"] == ("error: deployment: gpus_total: Input should be less than or "
+                                   "equal to 1000000 (got 3000000000)")
+    assert by_file["deep.json"] == ("error: json: nested too deeply to read (over about 1,000 "
+                                    "levels)")
+    assert by_file["surrogate.json"].startswith("error: label: holds a lone surrogate")
+    assert any("0 file(s)" in w.value and "3 refused" in w.value for w in at.warning)
+    with store.reading(db) as con:
+        assert store.count_runs(con) == (14, 19)
