@@ -561,23 +561,28 @@ def _slug(shown: str, kind: str, spelling: Any, resolve: Callable[[str], str | N
     return slug
 
 
+def _as_number(value: Any) -> float | int | None:
+    """A fact as a number: an int as it is (float() fails beyond 10^308), anything else through
+    float(); None when it is not a number."""
+    if value.__class__ is int:
+        return value
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
 def _int_fact(shown: str, facts: dict, key: str) -> int | None:
     """A positive whole number; its range is the model's (models/run.py)."""
     value = facts.get(key)
     if value in (None, ""):
         return None
-    if value.__class__ is int:          # as it is: float() fails beyond 10^308
-        number: float | int = value
-    else:
-        try:
-            number = float(value)
-        except (TypeError, ValueError):
-            raise OpxError(shown, key, f"expected a whole number, got {brief(value)}") from None
-        if number == float("inf"):      # "1e400", 400 digits
-            raise OpxError(shown, key, f"{brief(value)} is too large")
-        if not number.is_integer():
-            raise OpxError(shown, key, f"expected a positive whole number, got {brief(value)}")
-    if number <= 0:
+    number = _as_number(value)
+    if number is None:
+        raise OpxError(shown, key, f"expected a whole number, got {brief(value)}")
+    if number == float("inf"):          # "1e400", 400 digits
+        raise OpxError(shown, key, f"{brief(value)} is too large")
+    if (number.__class__ is float and not number.is_integer()) or number <= 0:
         raise OpxError(shown, key, f"expected a positive whole number, got {brief(value)}")
     return int(number)
 
@@ -715,15 +720,9 @@ def _int_or_round(shown: str, facts: dict, key: str) -> int | None:
     """A length as a whole number of tokens, None when it is not a positive number. Its range is
     checked here, before a workload is named after it."""
     value = facts.get(key)
-    if value in (None, ""):
+    v = None if value in (None, "") else _as_number(value)
+    if v is None:
         return None
-    if value.__class__ is int:          # as it is: float() fails beyond 10^308
-        v: float | int = value
-    else:
-        try:
-            v = float(value)
-        except (TypeError, ValueError):
-            return None
     if v > MAX_TOKENS:
         raise OpxError(shown, key, f"is {brief(value)}, over the limit of {MAX_TOKENS:,} tokens")
     return int(round(v)) if v > 0 else None
