@@ -59,7 +59,7 @@ def test_export_downloads_a_real_png_named_for_the_view(server, page, tmp_path):
     d.save_as(path)
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     with page.expect_download(timeout=60_000) as download:
-        page.get_by_test_id("stDownloadButton").filter(has_text="HTML").click()
+        page.get_by_test_id("stDownloadButton").filter(has_text=re.compile(r"^HTML$")).click()
     html_path = tmp_path / "chart.html"
     download.value.save_as(html_path)
     html = html_path.read_text()
