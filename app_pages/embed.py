@@ -18,11 +18,10 @@ full_view = share.share_link(path, state)
 st.html("<style>[data-testid='stMainBlockContainer']{padding:0.6rem 0.8rem 0.4rem}"
         "[data-testid='stVegaLiteChart'] :is(canvas,svg).marks{max-width:100%!important;"
         "height:auto!important}</style>")
+widgets.show_notices(notices)      # what the address asked for and did not get, by name
 spec = widgets.or_stop(data.embed_spec, path, state, share.base_url())
 st.vega_lite_chart(spec, theme=None, key="embed_chart")
 left, right = st.columns([3, 1], vertical_alignment="center")
-left.caption(escape_md(caption(Link(path, state), data.catalog())
-                       + (f" · {len(notices)} value(s) of the address were ignored"
-                          if notices else "")))
+left.caption(escape_md(caption(Link(path, state), data.catalog())))
 right.link_button("Open the full view", full_view, icon=":material/open_in_new:",
                   width="stretch")
