@@ -107,6 +107,11 @@ CASES = [  # model slug, its spellings in the CSV, workload slug, (isl, osl), {h
      {"b200": "b200_sxm", "h200": "h200_sxm"}, 30),
     ("minimax-m2.5", ("MiniMaxAI/MiniMax-M2.5",), "8k1k", (8192, 1024),
      {"b300": "b300_sxm", "b200": "b200_sxm"}, 40),
+    # disaggregated deployments: GPUs of every prefill and decode worker
+    ("deepseek-r1", ("deepseek-ai/DeepSeek-R1", "nvidia/DeepSeek-R1-NVFP4"), "8k1k", (8192, 1024),
+     {"gb200-nvl72": "gb200", "b200": "b200_sxm"}, 30),
+    ("deepseek-v3", ("deepseek-ai/DeepSeek-V3",), "1k1k", (1024, 1024),
+     {"gb300-nvl72": "gb300", "b300": "b300_sxm"}, 30),
 ]
 
 
