@@ -7,6 +7,7 @@ Compare use). docs/simulator.md describes the model.
 """
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import functools
 import json
@@ -239,8 +240,19 @@ def _row_block(spec: HwSpec, precision: str, lay_arrays: dict, idx: np.ndarray, 
                   isl=isl, osl=osl, hit=hit, conc=conc, m=depth, p_acc=p_acc)
 
 
+# search spaces by (hardware, model, budget, precision, overrides, workload): the fit of an anchored
+# projection evaluates one system dozens of times
+_SPACE_CACHE: dict[tuple, list[Layout]] = {}
+
+
 def simulate(hardware: str, model: str, workload: str, gpus: int | None, knobs: SimKnobs,
-             catalog) -> SimResult:
+             catalog, *, eff_scale: dict[str, float] | None = None,
+             only_layouts: frozenset[str] | None = None, with_curves: bool = True) -> SimResult:
+    """One system's curves and envelope. `eff_scale` multiplies calibrated efficiency factors
+    (an anchored projection's fitted parameters, opx/simulate/anchor.py; efficiencies stay <= 1);
+    `only_layouts` restricts the search to these layout labels (without MTP), for the fit's
+    repeated evaluations; `with_curves=False` returns the envelopes alone (no per-layout curves).
+    """
     knobs = knobs or SimKnobs()
     hw_slug = _resolve("hardware", hardware, catalog.hardware, catalog.resolve_hardware)
     model_slug = _resolve("model", model, catalog.models, catalog.resolve_model)
@@ -271,6 +283,10 @@ def simulate(hardware: str, model: str, workload: str, gpus: int | None, knobs: 
     isl, osl = float(wl.isl), float(wl.osl)
     calibration = load_calibration()
     eff, eff_info = efficiencies(spec.family, calibration, framework)
+    eff_scale = dict(eff_scale or {})
+    spread_scale = eff_scale.pop("spread", None)
+    if eff_scale:
+        eff = scaled(eff, eff_scale)
     n_heads = attention_heads(model_slug)
 
     def heads_ok(s: int) -> bool:
@@ -304,7 +320,15 @@ def simulate(hardware: str, model: str, workload: str, gpus: int | None, knobs: 
         layouts = [layout]
         depths = [label_mtp if label_mtp is not None else knobs.mtp_depth]
     else:
-        layouts = search_space(moe, spec.domain, budget, heads_ok, fits)
+        space_key = (hw_slug, model_slug, budget, precision, knobs.fp4_dense_pflops, knobs.hbm_tb_s,
+                     isl, osl, hit, knobs.mtp_acceptance)
+        if space_key not in _SPACE_CACHE:
+            if len(_SPACE_CACHE) > 64:
+                _SPACE_CACHE.clear()
+            _SPACE_CACHE[space_key] = search_space(moe, spec.domain, budget, heads_ok, fits)
+        layouts = _SPACE_CACHE[space_key]
+        if only_layouts is not None:
+            layouts = [lay for lay in layouts if lay.label in only_layouts] or layouts
         if not layouts:
             raise ValueError(
                 f"{model_slug} ({llm.total_params_b:g} B params at {precision}) does not fit on "
@@ -348,6 +372,8 @@ def simulate(hardware: str, model: str, workload: str, gpus: int | None, knobs: 
     # spread: P90 from the P50 and the concurrency one queue sees (opx/simulate/spread.py)
     n_pf = np.where(c.agg > 0, c.n_d, c.n_p)
     spread_doc = SP.load()
+    if spread_scale is not None:
+        spread_doc = SP.scaled(spread_doc, "tpot", spread_scale)
     pct = SP.apply(spread_doc, out["tpot"], out["ttft"], conc_decode=C_unit / c.n_d,
                    conc_prefill=C_unit / n_pf, agg=c.agg, mtp=(D_idx > 0).astype(float))
     nan = np.full(len(C_unit), np.nan)
@@ -400,7 +426,7 @@ def simulate(hardware: str, model: str, workload: str, gpus: int | None, knobs: 
     wanted = is_agg | frame["layout"].isin(on_env).to_numpy() | bool(knobs.layout)
     sub = frame[wanted].assign(_pair=pair[wanted]).sort_values(["_pair", "concurrency"])
     curves = []
-    for _, g in sub.groupby("_pair", sort=False):
+    for _, g in (sub.groupby("_pair", sort=False) if with_curves else ()):
         label = g["layout"].iloc[0]
         i = int(g["_li"].iloc[0])
         lay = layouts[i]
@@ -435,6 +461,7 @@ def simulate(hardware: str, model: str, workload: str, gpus: int | None, knobs: 
         "calibration": {"fit_date": (calibration or {}).get("fit_date"),
                         "data_sha256": (calibration or {}).get("data_sha256")},
         "spread": SP.summary(spread_doc),
+        "eff_scale": dict(eff_scale, **({"spread": spread_scale} if spread_scale else {})),
         "percentiles": _percentile_text(spread_doc),
     }
     return SimResult(hardware=hw_slug, model=model_slug, workload=wl_slug,
@@ -442,6 +469,16 @@ def simulate(hardware: str, model: str, workload: str, gpus: int | None, knobs: 
                      validation=validation, parameters=parameters, precision=precision,
                      isl=int(wl.isl), osl=int(wl.osl), prefix_hit_rate=hit,
                      envelope_p90=envelope_p90)
+
+
+def scaled(eff: M.Eff, scale: dict[str, float]) -> M.Eff:
+    """Efficiency factors multiplied by `scale` (name -> factor); an efficiency (eta_*) stays
+    at most 1."""
+    vals = {}
+    for name, factor in scale.items():
+        v = float(getattr(eff, name)) * float(factor)
+        vals[name] = min(v, 1.0) if name.startswith("eta_") else v
+    return dataclasses.replace(eff, **vals)
 
 
 def _percentile_text(doc: dict | None) -> str:

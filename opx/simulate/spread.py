@@ -320,6 +320,17 @@ def modelled(doc: dict | None) -> dict:
             if e.get("status") == "modelled"}
 
 
+def scaled(doc: dict | None, metric: str, factor: float) -> dict | None:
+    """A copy of the spread document with every modelled k of `metric` multiplied by `factor` (an
+    anchored projection's fitted spread, opx/simulate/anchor.py)."""
+    if not doc:
+        return doc
+    per = {name: (dict(e, k=float(e["k"]) * float(factor)) if name.startswith(metric + "_")
+                  and e.get("status") == "modelled" else e)
+           for name, e in doc.get("percentiles", {}).items()}
+    return dict(doc, percentiles=per)
+
+
 def apply(doc: dict | None, tpot_p50, ttft_p50, conc_decode, conc_prefill, agg=1.0, mtp=0.0
           ) -> dict:
     """Percentile columns for simulated points: {"tpot_p90_s": array, ...}; a percentile the spread

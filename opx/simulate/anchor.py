@@ -1,0 +1,389 @@
+"""Anchored projections: fit a few of the simulator's free parameters to one system's own measured
+or published figures, and project the whole envelope through them with a band.
+
+docs/simulator.md ("Anchored projections") gives the method; in short:
+
+- Anchors are the non-simulated figures of one (hardware, model, workload): points with an
+  interactivity and a throughput (`point`), throughputs without an interactivity (`peak`: read as
+  the system's peak), and interactivities without a throughput at one request (`single`: the
+  fastest single session). Each has an uncertainty `sigma` (log space) by provenance.
+- Free parameters (FREE): three multipliers on the calibrated factors, fitted in log space with
+  bounds by scipy's least_squares: the fixed step overhead (`t_layer`, `t_step`), the memory
+  bandwidth efficiency (`eta_m`) and the compute efficiency (`eta_c`, `eta_cp`). A weak log-normal
+  prior (a factor of 3 is one standard deviation) keeps a parameter no anchor sees at its
+  calibrated value.
+- Residuals: log(predicted / anchor) of the throughput at the anchor's interactivity (point), of
+  the envelope's highest throughput (peak) or of its highest interactivity (single), each divided
+  by the anchor's sigma.
+- Band: the parameter covariance (J'J)^-1 of the whitened fit, inflated by the anchors' reduced
+  chi-square when above 1, propagated by the 2n sigma points (the fitted parameters +- one
+  standard deviation along each principal axis): the band is the lowest and highest throughput
+  any of them gives at each interactivity.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from scipy.optimize import least_squares
+
+from opx.frontier import pareto_mask_numpy
+
+# name: (efficiency factors it multiplies, low, high, what it stands for)
+FREE = {
+    "overhead": (("t_layer", "t_step"), 0.02, 10.0,
+                 "fixed cost per step (kernel launches, scheduler, sampling): sets the single-session speed"),
+    "memory": (("eta_m",), 0.2, 1.6,
+               "achieved fraction of HBM bandwidth: sets the step time of small and mid batches"),
+    "compute": (("eta_c", "eta_cp"), 0.1, 2.3,
+                "achieved fraction of tensor peak, decode and prefill: sets the peak throughput"),
+    "spread": (("spread",), 0.05, 3.0,
+               "the P90 TPOT spread factor k: how much slower the P90 request is than the P50 at "
+               "many requests per decode instance (only P90 anchors see it)"),
+}
+PRIOR_SIGMA = float(np.log(3.0))
+# the uncertainty of an anchor in log space, by provenance (a figure's stated uncertainty when the
+# source gives none)
+SIGMA = {"measured": 0.10, "published": 0.10, "preview": 0.15, "derived": 0.20,
+         "interpolated": 0.25}
+# an anchor above the envelope's reach: the residual keeps falling this steeply per log unit of
+# missing interactivity, so the fit is pushed to reach it
+REACH_SLOPE = 2.0
+SIM_PCTS = ("p50", "p90")
+
+
+@dataclass(frozen=True)
+class Anchor:
+    """One figure a projection is anchored to."""
+    run_id: str
+    label: str
+    provenance: str
+    kind: str                   # "point", "peak" or "single"
+    pct: str | None             # percentile of `x` (None for a peak)
+    x: float | None             # interactivity, tok/s/user
+    y: float | None             # total throughput per GPU, tok/s/GPU
+    sigma: float
+    fitted: bool = True
+    reason: str = ""            # why it is not fitted
+
+    def describe(self) -> str:
+        if self.kind == "peak":
+            return f"peak {self.y:,.0f} tok/s/GPU"
+        if self.kind == "single":
+            return f"single session {self.x:,.0f} tok/s/user {self.pct.upper()}"
+        return f"{self.y:,.0f} tok/s/GPU at {self.x:,.4g} tok/s/user {self.pct.upper()}"
+
+
+@dataclass
+class AnchorFit:
+    hardware: str
+    model: str
+    workload: str
+    scale: dict                  # efficiency factor -> multiplier (simulate's eff_scale)
+    parameters: dict             # free parameter -> {"value", "low", "high", "sd_log", ...}
+    anchors: list[Anchor]
+    residuals: list[dict]        # per anchor: predicted, residual (log), ratio, within
+    result: object               # SimResult of the anchored search (envelopes carry band_lo/hi)
+    chi2: float = 0.0
+    seconds: float = 0.0
+    evaluations: int = 0
+    band_method: str = ""
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def anchored(self) -> bool:
+        return any(a.fitted for a in self.anchors)
+
+    def summary(self) -> dict:
+        """The fit as JSON-ready data: parameters, each anchor's residual, the band's method."""
+        return {"anchored": self.anchored, "hardware": self.hardware, "model": self.model,
+                "workload": self.workload, "parameters": self.parameters,
+                "eff_scale": self.scale, "anchors": self.residuals,
+                "chi2": round(self.chi2, 4), "band": self.band_method,
+                "seconds": round(self.seconds, 3), "evaluations": self.evaluations,
+                "notes": self.notes}
+
+
+# -- anchors from points ----------------------------------------------------------------------------
+
+def _num(v) -> float | None:
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return None
+    return f if np.isfinite(f) and f > 0 else None
+
+
+def anchors_from_points(points: pd.DataFrame, prefer: str = "p50") -> list[Anchor]:
+    """Anchors from non-simulated points (columns run_id, provenance, interactivity_p50,
+    interactivity_p90, throughput_total_per_gpu, optional label and concurrency). A point with a
+    throughput and an interactivity anchors at `prefer` where it states it, else at the other
+    percentile; points below the data's own frontier, slower single sessions than the fastest one
+    and figures with neither coordinate are kept, not fitted, with the reason."""
+    if points is None or points.empty:
+        return []
+    order = (prefer,) + tuple(p for p in SIM_PCTS if p != prefer) if prefer in SIM_PCTS else SIM_PCTS
+    out: list[Anchor] = []
+    for r in points.to_dict("records"):
+        prov = str(r.get("provenance") or "measured")
+        sigma = SIGMA.get(prov, 0.2)
+        label = str(r.get("label") or r.get("run_id"))
+        y = _num(r.get("throughput_total_per_gpu"))
+        pct = next((p for p in order if _num(r.get(f"interactivity_{p}")) is not None), None)
+        x = _num(r.get(f"interactivity_{pct}")) if pct else None
+        base = dict(run_id=str(r.get("run_id")), label=label, provenance=prov, sigma=sigma)
+        if y is not None and x is not None:
+            out.append(Anchor(kind="point", pct=pct, x=x, y=y, **base))
+        elif y is not None:
+            out.append(Anchor(kind="peak", pct=None, x=None, y=y, **base))
+        elif x is not None and (_num(r.get("concurrency")) or 1.0) <= 1.0:
+            out.append(Anchor(kind="single", pct=pct, x=x, y=None, **base))
+        elif x is not None:
+            out.append(Anchor(kind="single", pct=pct, x=x, y=None, fitted=False,
+                              reason="an interactivity without a throughput at more than one "
+                                     "request: no place on the curve", **base))
+    return _mark_unfitted(out)
+
+
+def _mark_unfitted(anchors: list[Anchor]) -> list[Anchor]:
+    out = list(anchors)
+    for pct in SIM_PCTS:
+        idx = [i for i, a in enumerate(out) if a.kind == "point" and a.pct == pct and a.fitted]
+        if len(idx) > 1:
+            x = np.array([out[i].x for i in idx])
+            y = np.array([out[i].y for i in idx])
+            keep = pareto_mask_numpy(x, y)
+            for i, k in zip(idx, keep):
+                if not k:
+                    out[i] = dataclasses.replace(out[i], fitted=False,
+                                                 reason="below the data's own frontier")
+    singles = [i for i, a in enumerate(out) if a.kind == "single" and a.fitted]
+    if len(singles) > 1:
+        best = max(singles, key=lambda i: out[i].x)
+        for i in singles:
+            if i != best:
+                out[i] = dataclasses.replace(out[i], fitted=False,
+                                             reason="a slower single session than the fastest one")
+    peaks = [i for i, a in enumerate(out) if a.kind == "peak" and a.fitted]
+    if len(peaks) > 1:
+        best = max(peaks, key=lambda i: out[i].y)
+        for i in peaks:
+            if i != best:
+                out[i] = dataclasses.replace(out[i], fitted=False, reason="below the highest peak")
+    return out
+
+
+# -- predictions on an envelope -----------------------------------------------------------------------
+
+def _env_xy(result, pct: str) -> tuple[np.ndarray, np.ndarray]:
+    env = result.envelope if pct == "p50" else result.envelope_p90
+    if env is None or env.empty:
+        return np.array([]), np.array([])
+    x = env[f"interactivity_{pct}"].to_numpy(float)
+    y = env.throughput_total_per_gpu.to_numpy(float)
+    ok = np.isfinite(x) & np.isfinite(y) & (x > 0) & (y > 0)
+    o = np.argsort(x[ok])
+    return x[ok][o], y[ok][o]
+
+
+def loglog_at(xs: np.ndarray, ys: np.ndarray, x: float) -> float | None:
+    """Throughput at interactivity x, linear in log-log between envelope points (None outside)."""
+    if xs.size == 0 or x > xs[-1] * (1 + 1e-9) or x < xs[0] * (1 - 1e-9):
+        return None
+    if xs.size == 1:
+        return float(ys[0])
+    return float(np.exp(np.interp(np.log(x), np.log(xs), np.log(ys))))
+
+
+def _predict(a: Anchor, result) -> tuple[float | None, float]:
+    """(predicted value of the anchor's quantity, log residual predicted / anchor)."""
+    if a.kind == "peak":
+        ys = [e.throughput_total_per_gpu.max() for e in (result.envelope, result.envelope_p90)
+              if e is not None and not e.empty]
+        if not ys:
+            return None, -5.0
+        pred = float(max(ys))
+        return pred, float(np.log(pred / a.y))
+    xs, ys = _env_xy(result, a.pct)
+    if xs.size == 0:
+        return None, -5.0
+    if a.kind == "single":
+        return float(xs[-1]), float(np.log(xs[-1] / a.x))
+    v = loglog_at(xs, ys, a.x)
+    if v is not None:
+        return v, float(np.log(v / a.y))
+    if a.x > xs[-1]:       # not reachable: penalise the missing reach too
+        return None, float(np.log(ys[-1] / a.y) - REACH_SLOPE * np.log(a.x / xs[-1]))
+    return float(ys[0]), float(np.log(ys[0] / a.y))    # below the range: the flat low end
+
+
+# -- the fit ---------------------------------------------------------------------------------------
+
+def _scale_of(theta: np.ndarray) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for (name, (targets, *_)), t in zip(FREE.items(), theta):
+        for k in targets:
+            out[k] = float(np.exp(t))
+    return out
+
+
+def _envelope_labels(result) -> frozenset[str]:
+    labels = set()
+    for env in (result.envelope, result.envelope_p90):
+        if env is not None and not env.empty:
+            labels |= {lab.split(" MTP")[0] for lab in env.layout}
+    return frozenset(labels)
+
+
+def fit(hardware: str, model: str, workload: str, gpus: int | None, knobs, catalog,
+        anchors: list[Anchor], max_nfev: int = 12) -> AnchorFit:
+    """Fit FREE to the anchors and project the envelope through them (see the module docstring).
+    With no fitted anchor the projection is the unanchored one (every multiplier 1, no band)."""
+    from opx.simulate import api
+    t0 = time.perf_counter()
+    base = api.simulate(hardware, model, workload, gpus, knobs, catalog)
+    used = [a for a in anchors if a.fitted]
+    names = list(FREE)
+    lo = np.log([FREE[n][1] for n in names])
+    hi = np.log([FREE[n][2] for n in names])
+    evals = [1]
+    notes: list[str] = []
+    if not used:
+        _put_band(base, [])
+        res = AnchorFit(base.hardware, base.model, base.workload, {}, _param_table(
+            np.zeros(len(names)), None), anchors, _residuals(anchors, base), base,
+            seconds=time.perf_counter() - t0, evaluations=1,
+            band_method="none: nothing to anchor to, the unanchored projection",
+            notes=["no anchor: the projection is unanchored"])
+        return res
+    subset = _envelope_labels(base)
+    cache: dict[tuple, object] = {}
+
+    def sim(theta: np.ndarray, layouts: frozenset[str] | None):
+        key = (tuple(np.round(theta, 10)), layouts)
+        if key not in cache:
+            evals[0] += 1
+            cache[key] = api.simulate(hardware, model, workload, gpus, knobs, catalog,
+                                      eff_scale=_scale_of(theta), only_layouts=layouts,
+                                      with_curves=layouts is None)
+        return cache[key]
+
+    def resid(theta, layouts):
+        r = sim(theta, layouts)
+        out = [_predict(a, r)[1] / a.sigma for a in used]
+        return np.array(out + list(theta / PRIOR_SIGMA))
+
+    theta = np.zeros(len(names))
+    for _round in range(2):
+        # the envelope's layouts at the current parameters (a faster or slower system may be best
+        # served by other layouts), then refit on them
+        sol = least_squares(resid, theta, bounds=(lo, hi), args=(subset,), method="trf",
+                            diff_step=0.02, x_scale=1.0, max_nfev=max_nfev,
+                            ftol=1e-3, xtol=1e-3, gtol=1e-4)
+        theta = sol.x
+        full = sim(theta, None)
+        new = _envelope_labels(full)
+        if new <= subset:
+            break
+        subset = subset | new
+    full = sim(theta, None)
+    sol_r = resid(theta, subset)
+    n_a = len(used)
+    chi2 = float(np.sum(sol_r[:n_a] ** 2))
+    J = sol.jac
+    try:
+        cov = np.linalg.pinv(J.T @ J)
+    except np.linalg.LinAlgError:
+        cov = np.eye(len(names)) * PRIOR_SIGMA ** 2
+    infl = max(1.0, chi2 / max(n_a - len(names), 1))
+    cov = cov * infl
+    # sigma points along the principal axes of the covariance
+    w, v = np.linalg.eigh((cov + cov.T) / 2)
+    w = np.clip(w, 0, None)
+    sigma_results = []
+    label_set = _envelope_labels(full)
+    for k in range(len(names)):
+        step = np.sqrt(w[k]) * v[:, k]
+        if np.sqrt(w[k]) < 1e-4:
+            continue
+        for sgn in (1, -1):
+            sigma_results.append(sim(np.clip(theta + sgn * step, lo, hi), label_set))
+    _put_band(full, sigma_results)
+    if infl > 1:
+        notes.append(f"the anchors disagree with each other beyond their stated uncertainties "
+                     f"(chi-square {chi2:.2g} on {n_a} anchors): the band is widened "
+                     f"{np.sqrt(infl):.2g}x")
+    return AnchorFit(full.hardware, full.model, full.workload, _scale_of(theta),
+                     _param_table(theta, cov), anchors, _residuals(anchors, full), full, chi2=chi2,
+                     seconds=time.perf_counter() - t0, evaluations=evals[0],
+                     band_method=("parameter covariance (J'J)^-1 of the whitened fit"
+                                  + (f", widened {np.sqrt(infl):.2g}x by the anchors' reduced "
+                                     "chi-square" if infl > 1 else "")
+                                  + ", propagated by sigma points (+- one standard deviation "
+                                    "along each principal axis)"),
+                     notes=notes)
+
+
+def _param_table(theta: np.ndarray, cov) -> dict:
+    out = {}
+    for i, (name, (targets, low, high, what)) in enumerate(FREE.items()):
+        sd = float(np.sqrt(max(cov[i, i], 0))) if cov is not None else None
+        out[name] = {"multiplier": round(float(np.exp(theta[i])), 4),
+                     "sd_log": None if sd is None else round(sd, 4),
+                     "applies_to": list(targets), "bounds": [low, high], "meaning": what}
+    return out
+
+
+def _residuals(anchors: list[Anchor], result) -> list[dict]:
+    rows = []
+    for a in anchors:
+        pred, r = _predict(a, result)
+        rows.append({"run_id": a.run_id, "label": a.label, "provenance": a.provenance,
+                     "kind": a.kind, "pct": a.pct, "interactivity": a.x, "throughput": a.y,
+                     "anchor": a.describe(), "predicted": None if pred is None else round(pred, 4),
+                     "residual_log": round(r, 4),
+                     "residual_pct": round((np.exp(r) - 1) * 100, 2),
+                     "sigma_log": a.sigma, "within": bool(abs(r) <= a.sigma),
+                     "fitted": a.fitted, "reason": a.reason})
+    return rows
+
+
+def _put_band(result, sigma_results: list) -> None:
+    """Add band_lo / band_hi (total throughput per GPU) to the result's envelopes, at each
+    envelope point's interactivity: the range over the sigma points' envelopes and the fit's."""
+    for pct, attr in (("p50", "envelope"), ("p90", "envelope_p90")):
+        env = getattr(result, attr)
+        if env is None or env.empty:
+            continue
+        env = env.copy()
+        x = env[f"interactivity_{pct}"].to_numpy(float)
+        y = env.throughput_total_per_gpu.to_numpy(float)
+        lo, hi = y.copy(), y.copy()
+        for s in sigma_results:
+            xs, ys = _env_xy(s, pct)
+            for i, xi in enumerate(x):
+                v = loglog_at(xs, ys, xi) if np.isfinite(xi) else None
+                if v is not None:
+                    lo[i], hi[i] = min(lo[i], v), max(hi[i], v)
+        env["band_lo"], env["band_hi"] = lo, hi
+        setattr(result, attr, env)
+
+
+def knobs_from_parameters(parameters: dict):
+    """SimKnobs from a simulated run's stored parameters (`run.meta["parameters"]`)."""
+    from opx.simulate.api import SimKnobs
+    k = dict(parameters.get("knobs") or {})
+    fields = {f.name for f in dataclasses.fields(SimKnobs)}
+    k = {n: v for n, v in k.items() if n in fields}
+    if k.get("concurrencies") is not None:
+        k["concurrencies"] = tuple(k["concurrencies"])
+    k.pop("layout", None)
+    return SimKnobs(**k)
+
+
+def fit_json(f: AnchorFit) -> str:
+    return json.dumps(f.summary(), sort_keys=True, default=str)
