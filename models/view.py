@@ -106,6 +106,8 @@ class ViewState(BaseModel):
     mtp: Literal["on", "off"] | None = Field(None, **param("choice", "MTP"))
     since: dt.date | None = Field(None, **param("date", "measured from"))
     until: dt.date | None = Field(None, **param("date", "measured until"))
+    # simulated curves as the simulator gives them, not anchored to the system's own figures
+    unanchored: bool = Field(False, **param("flag", "unanchored"))
     # Explorer
     baseline: str | None = Field(None, **param("hardware", "baseline hardware", "explorer"))
     xscale: XScale = Field("log", **param("choice", "x scale", "explorer"))

@@ -107,6 +107,12 @@ def explorer_chart(view: ExplorerView, catalog: Catalog, link: str = "",
     return _styled(_explorer_layers(view, catalog, link, as_of))
 
 
+# the Explorer's envelope kinds: simulated curves anchored to the system's own figures (with a
+# band), simulated curves with nothing to anchor to (or asked unanchored), and data
+SERIES = ("simulated, anchored", "simulated, unanchored", "data")
+SERIES_DASH = {SERIES[0]: [6, 3], SERIES[1]: [2, 3], SERIES[2]: [1, 0]}
+
+
 def _x_domain(view: ExplorerView) -> tuple[float, float]:
     """The Explorer's interactivity range: every point and the target, with room either side."""
     xs = list(view.points.x) if not view.points.empty else []
@@ -152,15 +158,30 @@ def _explorer_layers(view: ExplorerView, catalog: Catalog, link: str = "",
             x=x_enc, y=y_enc, color=color, shape=shape, tooltip=tooltip))
     if not env.empty:
         # Simulated envelopes are dashed and kept apart from the data's.
-        env = env.assign(series=["simulated" if sim else "data" for sim in env.simulated])
+        # an anchored simulated curve (opx/anchoring.py) is drawn with its band; one that is not
+        # says so in the legend
+        anchored = (env["anchored"].fillna(False).astype(bool) if "anchored" in env
+                    else pd.Series(False, index=env.index))
+        env = env.assign(series=[SERIES[2] if not sim else SERIES[0] if a else SERIES[1]
+                                 for sim, a in zip(env.simulated, anchored)])
+        series = [s for s in (SERIES[2], SERIES[0], SERIES[1]) if s in set(env.series)]
         dash = alt.StrokeDash("series:N", title="Envelope",
-                              scale=alt.Scale(domain=["data", "simulated"], range=[[1, 0], [6, 3]]))
+                              scale=alt.Scale(domain=series,
+                                              range=[SERIES_DASH[s] for s in series]))
         layers.append(alt.Chart(env).mark_line(strokeWidth=2.5, interpolate="monotone").encode(
             x=x_enc, y=y_enc, color=color, strokeDash=dash, detail="series:N", order="x:Q"))
         layers.append(alt.Chart(env).mark_point(filled=True, opacity=1).encode(
             x=x_enc, y=y_enc, color=color, shape=shape, tooltip=tooltip,
-            size=alt.Size("series:N", scale=alt.Scale(domain=["data", "simulated"],
-                                                      range=[110, 25]), legend=None)))
+            size=alt.Size("series:N", scale=alt.Scale(
+                domain=series, range=[110 if s == SERIES[2] else 25 for s in series]),
+                legend=None)))
+        if "band_lo" in env and env.band_lo.notna().any():
+            band = env[env.band_lo.notna() & env.band_hi.notna()]
+            layers.append(alt.Chart(band).mark_area(opacity=0.14, clip=True).encode(
+                x=x_enc, y=alt.Y("band_lo:Q", scale=y_scale), y2="band_hi:Q",
+                color=alt.Color("hardware_name:N", scale=hardware_scale(catalog, state.hw),
+                                legend=None),
+                detail="hardware_name:N"))
 
     refs = view.references
     if not refs.empty:

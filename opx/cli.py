@@ -76,6 +76,11 @@ def build_parser() -> argparse.ArgumentParser:
                      help="calibration factors of this serving framework (default: pooled)")
     sim.add_argument("--fp4-pflops", type=float, help="override dense FP4 PFLOPS per GPU")
     sim.add_argument("--hbm-tb-s", type=float, help="override HBM bandwidth per GPU")
+    sim.add_argument("--anchor", action="append", metavar="RUN_ID", default=[],
+                     help="anchor the projection to this run's points (repeatable; measured, "
+                          "published, preview or derived runs of the same hardware, model and "
+                          "workload): fits the overhead, memory, compute and spread multipliers "
+                          "and gives a band")
     sim.add_argument("--save", action="store_true", help="store each layout's curve as a run")
     sim.add_argument("--format", choices=("table", "json"), default="table")
     sim.add_argument("--validate", action="store_true",
@@ -417,25 +422,38 @@ def cmd_simulate(args) -> int:
                          fp4_dense_pflops=args.fp4_pflops, hbm_tb_s=args.hbm_tb_s,
                          kv_offload=args.kv_offload, precision=args.precision,
                          framework=args.framework)
+    catalog = load_catalog()
+    fitted = None
     try:
-        result = api.simulate(args.hardware, args.model, args.workload, args.gpus, knobs,
-                              load_catalog())
+        if args.anchor:
+            fitted = _anchored(args, knobs, catalog)
+            result = fitted.result
+        else:
+            result = api.simulate(args.hardware, args.model, args.workload, args.gpus, knobs,
+                                  catalog)
     except ValueError as exc:
         raise OpxError("simulate", "request", str(exc)) from None
     env = result.envelope
     if args.format == "json":
-        print(json.dumps({"hardware": result.hardware, "model": result.model,
-                          "workload": result.workload, "gpus": result.gpus,
-                          "engine": api.ENGINE, "engine_version": api.ENGINE_VERSION,
-                          "parameters": result.parameters, "validation": result.validation,
-                          "envelope": json.loads(env.to_json(orient="records")),
-                          "layouts": [c.layout for c in result.curves]}, indent=2, default=str))
+        doc = {"hardware": result.hardware, "model": result.model,
+               "workload": result.workload, "gpus": result.gpus,
+               "engine": api.ENGINE, "engine_version": api.ENGINE_VERSION,
+               "parameters": result.parameters, "validation": result.validation,
+               "envelope": json.loads(env.to_json(orient="records")),
+               "layouts": [c.layout for c in result.curves]}
+        if fitted is not None:
+            p90 = result.envelope_p90
+            doc["envelope_p90"] = json.loads(p90.to_json(orient="records")) if p90 is not None else []
+            doc["anchor"] = fitted.summary()
+        print(json.dumps(doc, indent=2, default=str))
     else:
         print(f"{result.hardware} · {result.model} · {result.workload} · {result.gpus} GPUs · "
               f"{len(result.curves)} layout curve(s) · {api.ENGINE} {api.ENGINE_VERSION} (simulated)")
         cols = ["layout", "concurrency", "interactivity_p50", "throughput_total_per_gpu",
                 "throughput_output_per_gpu", "ttft_p50_s", "tpot_p50_s", "binding"]
         print(env[cols].to_string(index=False, float_format=lambda v: f"{v:,.4g}"))
+        if fitted is not None:
+            print(_anchor_text(fitted))
         overall = result.validation.get("overall") if isinstance(result.validation, dict) else None
         if overall:
             print("held-out validation: " + ", ".join(
@@ -447,6 +465,35 @@ def cmd_simulate(args) -> int:
         print(f"saved: {outcome.runs_added} run(s), {outcome.points_added} point(s) added to {shown(path)}",
               file=sys.stderr if args.format == "json" else sys.stdout)
     return 0
+
+
+def _anchored(args, knobs, catalog):
+    """The anchored projection of `simulate --anchor RUN_ID ...`; a run that cannot anchor it
+    stops the command with `error: --anchor: <id>: <what is wrong>`."""
+    from opx import queries
+    from opx.simulate import anchor
+    from opx.simulate.api import _resolve
+    hw = _resolve("hardware", args.hardware, catalog.hardware, catalog.resolve_hardware)
+    model = _resolve("model", args.model, catalog.models, catalog.resolve_model)
+    workload = _resolve("workload", args.workload, catalog.workloads, catalog.resolve_workload)
+    ids = list(dict.fromkeys(args.anchor))
+    with store.reading(db_path(args.db)) as con:
+        points = queries.anchor_points(con, run_ids=ids)
+    for rid, problem in anchor.anchor_run_problems(points, ids, hw, model, workload).items():
+        raise OpxError("--anchor", rid, problem)
+    return anchor.fit(hw, model, workload, args.gpus, knobs, catalog,
+                      anchor.anchors_from_points(points))
+
+
+def _anchor_text(fitted) -> str:
+    lines = ["anchored projection: " + ", ".join(
+        f"{name} x{p['multiplier']:.3g}" for name, p in fitted.parameters.items())
+        + f" (fit {fitted.seconds:.1f} s; band: {fitted.band_method})"]
+    for r in fitted.residuals:
+        state = ("within its uncertainty" if r["within"] else "outside its uncertainty") \
+            if r["fitted"] else f"not fitted: {r['reason']}"
+        lines.append(f"  {r['label']}: {r['anchor']}: residual {r['residual_pct']:+.1f} % ({state})")
+    return "\n".join(lines)
 
 
 def cmd_db_export_parquet(args) -> int:

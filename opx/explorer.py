@@ -15,6 +15,7 @@ import pandas as pd
 from models import Catalog, Deployment, ViewState, pct_label
 from models.view import RUN_FILTER_FIELDS, format_number
 from opx import metrics, queries, store
+from opx.anchoring import anchor_view
 from opx.economics import economics_for
 from opx.frontier import (DATA, SIMULATED, SNAP, Figure, Kind, Multiple, ValueAt, divide,
                           like_with_like, provenance_names, value_at)
@@ -150,6 +151,7 @@ class ExplorerView:
     summaries: list[HardwareSummary]
     notes: list[str] = field(default_factory=list)
     operating: pd.DataFrame = field(default_factory=pd.DataFrame)   # points at `conc`, if asked
+    anchoring: dict = field(default_factory=dict)   # hardware -> opx.anchoring.Anchoring
 
     def run_ids(self) -> list[str]:
         """The runs whose figures are on screen."""
@@ -191,6 +193,8 @@ class ExplorerView:
                 "Provenance at peak": s.data.peak_provenance,
                 f"{peak}, simulated ({y.unit})": _peak_cell(sim.peak if sim else None,
                                                             "no simulation"),
+                "Simulated curve": (self.anchoring[s.hardware].text
+                                    if sim and s.hardware in self.anchoring else ""),
                 f"× {base_name} at peak": "baseline" if s.multiple_at_peak is None
                     else s.multiple_at_peak.text,
                 "Source": "; ".join(dict.fromkeys(x for x in sources if x)),
@@ -246,6 +250,10 @@ class ExplorerData:
     # envelope points at each stricter percentile (`STRICTER`), read only when no figure at the
     # chosen percentile has a value at the target
     stricter: dict[str, pd.DataFrame] = field(default_factory=dict)
+    # what anchored simulated curves need (opx/anchoring.py): the non-simulated points of every
+    # percentile, and each hardware's stored simulation parameters
+    anchors: pd.DataFrame = field(default_factory=pd.DataFrame)
+    sim_params: pd.DataFrame = field(default_factory=pd.DataFrame)
 
 
 def query_key(state: ViewState) -> ViewState:
@@ -267,7 +275,9 @@ def fetch(db: Path, state: ViewState) -> ExplorerData:
             near=(queries.points_near_concurrency(con, f, state.conc) if state.conc
                   else pd.DataFrame()),
             stricter={p: queries.chart_points(con, dataclasses.replace(f, pct=p))
-                      for p in STRICTER[state.pct]})
+                      for p in STRICTER[state.pct]},
+            anchors=queries.anchor_points(con, f),
+            sim_params=queries.simulated_parameters(con, f))
 
 
 FETCH_CACHE_SIZE = 256
@@ -294,9 +304,11 @@ def explore(db: Path, state: ViewState, catalog: Catalog,
 def compute(data: ExplorerData, state: ViewState, catalog: Catalog) -> ExplorerView:
     """The view from fetched data: values at the target, peaks, multiples, notes."""
     pts, refs, cover, near = data.points, data.references, data.coverage, data.near
+    metric = metrics.y_metric(state.y)
+    pts, anchoring = anchor_view(pts, data.anchors, data.sim_params, state, catalog,
+                                 metric.base or state.y)
     pts = _decorate(pts, catalog)
     refs = _decorate(refs, catalog)
-    metric = metrics.y_metric(state.y)
     econ = {hw: economics_for(catalog, state, hw) for hw in state.hw} if metric.derived else {}
     pts, refs = _convert(pts, metric, econ), _convert(refs, metric, econ)
     near = _convert(_decorate(near, catalog), metric, econ) if not near.empty else near
@@ -368,8 +380,12 @@ def compute(data: ExplorerData, state: ViewState, catalog: Catalog) -> ExplorerV
             notes.append(f"Simulated curves at {pct_label(state.pct)}: {text}.")
     if state.conc and near.empty:
         notes.append(f"No run has a point near concurrency {state.conc:,.0f} under these filters.")
+    for hw, a in anchoring.items():
+        if any(s.hardware == hw and s.simulated is not None and s.simulated.has_curve
+               for s in summaries):
+            notes.append(f"{catalog.hardware_name(hw)} simulated curve: {a.text}.")
     return ExplorerView(state=state, baseline=baseline, points=pts, references=refs,
-                        summaries=summaries, notes=notes, operating=near)
+                        summaries=summaries, notes=notes, operating=near, anchoring=anchoring)
 
 
 def _multiple_at_target(s: HardwareSummary, base: HardwareSummary, target: float,
@@ -537,6 +553,9 @@ def _convert(df: pd.DataFrame, metric: metrics.Metric, econ: dict) -> pd.DataFra
     df = df.copy()
     df["tput"] = df["y"] if "y" in df else []
     if metric.derived and not df.empty:
+        for band in ("band_lo", "band_hi"):
+            if band in df:
+                df[band] = [_metric_value(metric, econ.get(h), t) for h, t in zip(df.hardware, df[band])]
         df["y"] = [_metric_value(metric, econ.get(h), t) for h, t in zip(df.hardware, df.tput)]
         df = df[df.y.notna()].reset_index(drop=True)
     return df

@@ -395,3 +395,39 @@ def dated_run_frontiers(con: duckdb.DuckDBPyConnection, f: Filters) -> pd.DataFr
     """
     return con.execute(sql, f.params()).df()
 
+
+
+ANCHOR_COLUMNS = ("run_id", "hardware", "model", "workload", "provenance", "label", "concurrency",
+                  "interactivity_p50", "interactivity_p90", "throughput_total_per_gpu", "meta")
+
+
+def anchor_points(con: duckdb.DuckDBPyConnection, f: Filters | None = None,
+                  run_ids: list[str] | None = None) -> pd.DataFrame:
+    """Points that can anchor a simulated projection (opx/simulate/anchor.py): every point of the
+    given runs, or the non-simulated points under the filters (model, workload, hardware,
+    provenance; every percentile), with both percentiles' interactivity and the total throughput
+    per GPU. Simulated runs' rows carry `meta` (their parameters), the others do not need it."""
+    sel = ("r.id AS run_id, r.hardware, r.model, r.workload, r.provenance, r.label, m.concurrency, "
+           "m.interactivity_p50, m.interactivity_p90, m.throughput_total_per_gpu, "
+           "CAST(r.meta AS VARCHAR) AS meta")
+    if run_ids is not None:
+        sql = (f"SELECT {sel} FROM point_metrics m JOIN runs r ON r.id = m.run_id "
+               "WHERE list_contains($ids, r.id) ORDER BY r.id, m.seq")
+        return con.execute(sql, {"ids": list(run_ids)}).df()
+    if f is None or not f.hardware:
+        return pd.DataFrame(columns=list(ANCHOR_COLUMNS))
+    sql = (f"SELECT {sel} FROM point_metrics m JOIN runs r ON r.id = m.run_id "
+           f"WHERE {RunFilters.WHERE} AND r.provenance <> 'simulated' "
+           "ORDER BY r.hardware, r.id, m.seq")
+    return con.execute(sql, f.params()).df()
+
+
+def simulated_parameters(con: duckdb.DuckDBPyConnection, f: Filters) -> pd.DataFrame:
+    """Per hardware under the filters, the stored parameters of one simulated run (the built-in
+    envelopes' knobs and GPU budget), so an anchored projection can be recomputed."""
+    if not f.hardware:
+        return pd.DataFrame(columns=["hardware", "meta"])
+    sql = ("SELECT r.hardware, arg_min(CAST(r.meta AS VARCHAR), r.id) AS meta FROM runs r "
+           f"WHERE {RunFilters.WHERE} AND r.provenance = 'simulated' "
+           "GROUP BY r.hardware ORDER BY r.hardware")
+    return con.execute(sql, f.params()).df()

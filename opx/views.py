@@ -77,11 +77,16 @@ def chart_data(view: ExplorerView) -> pd.DataFrame:
     return out.rename(columns={"x": x, "y": y, "source_text": "source", "point_note": "note"})
 
 
-def _value_json(s: HardwareSummary) -> dict[str, Any]:
+def _value_json(s: HardwareSummary, view: ExplorerView) -> dict[str, Any]:
     """`at_target` and `peak` are the headline figures (the data's, else the simulation's, as
-    their provenance says); the data's and the simulation's are also given apart."""
+    their provenance says); the data's and the simulation's are also given apart, with whether
+    the simulated curve is anchored and each anchor's residual."""
     sim = s.simulated
     sim_at = s.simulated_at_target
+    anchoring = view.anchoring.get(s.hardware)
+    anchor = (anchoring.as_json() if anchoring else
+              {"anchored": False, "anchoring": "no simulated curve" if sim is None else "",
+               "anchor_residuals": [], "anchor_parameters": None})
     return {"hardware": s.hardware, "name": s.name,
             "at_target": s.at_target.value if s.at_target.status == "ok" else None,
             "at_target_status": s.at_target.text or "ok", "at_target_exact": s.at_target.exact,
@@ -94,6 +99,7 @@ def _value_json(s: HardwareSummary) -> dict[str, Any]:
             "simulated_at_target": sim_at.value if sim_at and sim_at.status == "ok" else None,
             "simulated_at_target_status": (sim_at.text or "ok") if sim_at else "no simulation",
             "simulated_peak": sim.peak if sim else None,
+            **anchor,
             "at_least_from_stricter_percentile": (
                 {"percentile": s.stricter.pct, "interactivity": s.stricter.x,
                  "value": s.stricter.value, "provenance": s.stricter.provenance}
@@ -120,11 +126,11 @@ def summary_json(link: Link, view: ExplorerView, link_text: str) -> dict[str, An
     by_hw = {s.hardware: s for s in view.summaries}
     if link.page == "compare":
         a, b = by_hw[state.a], by_hw[state.b]
-        return {**base, "a": _value_json(a), "b": _value_json(b),
+        return {**base, "a": _value_json(a, view), "b": _value_json(b, view),
                 **_multiple_json("multiple_at_target", a.multiple_at_target),
                 **_multiple_json("multiple_at_peak", a.multiple_at_peak)}
     return {**base, "baseline": view.baseline,
-            "hardware": [{**_value_json(s),
+            "hardware": [{**_value_json(s, view),
                           **_multiple_json("multiple_at_target", s.multiple_at_target),
                           **_multiple_json("multiple_at_peak", s.multiple_at_peak)}
                          for s in view.summaries]}

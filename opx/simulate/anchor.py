@@ -254,12 +254,11 @@ def fit(hardware: str, model: str, workload: str, gpus: int | None, knobs, catal
     notes: list[str] = []
     if not used:
         _put_band(base, [])
-        res = AnchorFit(base.hardware, base.model, base.workload, {}, _param_table(
+        return _finish(AnchorFit(base.hardware, base.model, base.workload, {}, _param_table(
             np.zeros(len(names)), None), anchors, _residuals(anchors, base), base,
             seconds=time.perf_counter() - t0, evaluations=1,
             band_method="none: nothing to anchor to, the unanchored projection",
-            notes=["no anchor: the projection is unanchored"])
-        return res
+            notes=["no anchor: the projection is unanchored"]))
     subset = _envelope_labels(base)
     cache: dict[tuple, object] = {}
 
@@ -317,7 +316,7 @@ def fit(hardware: str, model: str, workload: str, gpus: int | None, knobs, catal
         notes.append(f"the anchors disagree with each other beyond their stated uncertainties "
                      f"(chi-square {chi2:.2g} on {n_a} anchors): the band is widened "
                      f"{np.sqrt(infl):.2g}x")
-    return AnchorFit(full.hardware, full.model, full.workload, _scale_of(theta),
+    return _finish(AnchorFit(full.hardware, full.model, full.workload, _scale_of(theta),
                      _param_table(theta, cov), anchors, _residuals(anchors, full), full, chi2=chi2,
                      seconds=time.perf_counter() - t0, evaluations=evals[0],
                      band_method=("parameter covariance (J'J)^-1 of the whitened fit"
@@ -325,7 +324,12 @@ def fit(hardware: str, model: str, workload: str, gpus: int | None, knobs, catal
                                      "chi-square" if infl > 1 else "")
                                   + ", propagated by sigma points (+- one standard deviation "
                                     "along each principal axis)"),
-                     notes=notes)
+                     notes=notes))
+
+
+def _finish(f: AnchorFit) -> AnchorFit:
+    f.result.anchor = f.summary()
+    return f
 
 
 def _param_table(theta: np.ndarray, cov) -> dict:
@@ -387,3 +391,29 @@ def knobs_from_parameters(parameters: dict):
 
 def fit_json(f: AnchorFit) -> str:
     return json.dumps(f.summary(), sort_keys=True, default=str)
+
+
+def anchor_run_problems(points: pd.DataFrame, run_ids: list[str], hardware: str, model: str,
+                        workload: str) -> dict[str, str]:
+    """For each asked run id that cannot anchor this system's projection, what is wrong (points:
+    `opx.queries.anchor_points` of those ids)."""
+    problems: dict[str, str] = {}
+    for rid in run_ids:
+        rows = points[points.run_id == rid] if not points.empty else points
+        if rows.empty:
+            problems[rid] = "no run with this id in the database"
+            continue
+        r = rows.iloc[0]
+        if r.provenance == "simulated":
+            problems[rid] = "a simulated run cannot anchor a projection"
+            continue
+        wrong = [f"{what} {have}, not {want}" for what, have, want in
+                 (("hardware", r.hardware, hardware), ("model", r.model, model),
+                  ("workload", r.workload, workload)) if have != want]
+        if wrong:
+            problems[rid] = "the run is of " + ", ".join(wrong)
+            continue
+        usable = [a for a in anchors_from_points(rows) if a.kind in ("point", "peak", "single")]
+        if not usable:
+            problems[rid] = "no point with a throughput or an interactivity to anchor to"
+    return problems

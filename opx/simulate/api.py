@@ -85,6 +85,7 @@ class SimResult:
     osl: int = 0
     prefix_hit_rate: float = 0.0
     envelope_p90: pd.DataFrame | None = None   # Pareto frontier at P90 interactivity (spread model)
+    anchor: dict | None = None      # an anchored projection's fit (opx/simulate/anchor.py summary)
 
     def points_frame(self) -> pd.DataFrame:
         frames = [c.points for c in self.curves]
@@ -119,17 +120,26 @@ class SimResult:
                     throughput_input_tok_s=float(r.throughput_input_per_gpu * g),
                     note=(f"simulated; binding {r.binding}; step memory {r.t_mem_s * 1e3:.3g} ms, "
                           f"compute {r.t_compute_s * 1e3:.3g} ms, communication "
-                          f"{r.t_comm_s * 1e3:.3g} ms, overhead {r.t_overhead_s * 1e3:.3g} ms")))
+                          f"{r.t_comm_s * 1e3:.3g} ms, overhead {r.t_overhead_s * 1e3:.3g} ms"
+                          + _band_note(r))))
             if not points:
                 continue
             params = dict(self.parameters, layout=c.layout, replicas=c.replicas)
+            anchored = self.anchor is not None and self.anchor.get("anchored")
+            named = (sorted({a["run_id"] for a in self.anchor["anchors"] if a["fitted"]})
+                     if anchored else [])
+            extra = ({"anchor": json.dumps(self.anchor, sort_keys=True, default=str),
+                      "anchors": ",".join(named)} if anchored else {})
             runs.append(Run(
                 hardware=self.hardware, model=self.model, framework=ENGINE,
                 framework_version=ENGINE_VERSION, precision=self.precision, workload=self.workload,
                 isl=self.isl, osl=self.osl, prefix_hit_rate=self.prefix_hit_rate,
                 deployment=Deployment(**c.deployment), provenance="simulated", source=source,
-                date=dt.date.today(), label=f"simulated {c.layout}",
-                notes=("opx-sim projection: the model predicts the P50 of each point; "
+                date=dt.date.today(),
+                label=f"simulated {c.layout}" + (" (anchored)" if anchored else ""),
+                notes=(("Anchored projection: fitted to runs " + ", ".join(named) + " "
+                        "(meta 'anchor': fitted parameters, residuals, band). " if anchored else "")
+                       + "opx-sim projection: the model predicts the P50 of each point; "
                        + self.parameters.get("percentiles", "") + " "
                        "Per-GPU figures divide by all GPUs (prefill + decode)."),
                 meta={"engine": ENGINE, "engine_version": ENGINE_VERSION,
@@ -137,9 +147,16 @@ class SimResult:
                                            default=str),
                       "parameters": json.dumps(params, sort_keys=True, default=str),
                       "validation": json.dumps(self.validation, sort_keys=True, default=str),
-                      "layout": c.layout},
+                      "layout": c.layout, **extra},
                 points=tuple(points)))
         return runs
+
+
+def _band_note(r) -> str:
+    lo, hi = getattr(r, "band_lo", None), getattr(r, "band_hi", None)
+    if lo is None or hi is None or not (np.isfinite(lo) and np.isfinite(hi)):
+        return ""
+    return f"; anchored band {lo:,.0f} to {hi:,.0f} tok/s/GPU total"
 
 
 # -- calibration --------------------------------------------------------------------------------
