@@ -7,9 +7,10 @@ import streamlit as st
 from models import ViewState
 from models.simulate_view import FRAMEWORKS, KV_TIERS, PRECISIONS, SimulateState, widget_range
 from opx import metrics, store
-from opx.charts import simulate_chart
+from opx.anchoring import parameter_table, residual_table
+from opx.charts import simulate_chart, wrap_line
 from opx.errors import OpxError
-from opx.simulate import api
+from opx.simulate import anchor_validation, api
 from ui import data, permissions, share, urlstate, widgets
 from ui.text import escape_md
 
@@ -32,6 +33,14 @@ with st.sidebar:
                  key=f"{PREFIX}workload", format_func=catalog.workload_name)
     st.number_input("GPU budget (0 = one system)", *widget_range("gpus"), step=8,
                     key=f"{PREFIX}gpus")
+    runs = data.anchor_candidates(*(st.session_state[f"{PREFIX}{k}"] for k in ("hw", "model",
+                                                                             "workload")))
+    names = dict(zip(runs.run_id, runs.label + " (" + runs.provenance + ")"))
+    st.session_state[f"{PREFIX}anchor"] = [i for i in st.session_state.get(f"{PREFIX}anchor")
+                                           or () if i in names]
+    st.multiselect("Anchor to runs", list(names), key=f"{PREFIX}anchor", format_func=names.get,
+                   help="Fit the overhead, memory, compute and spread multipliers to these runs' "
+                        "points and draw the curve through them with a band (docs/simulator.md).")
     st.text_input("Layout (empty = search all)", key=f"{PREFIX}layout",
                   placeholder='e.g. TP8, DEP16, disagg 2xDEP4+1xDEP32')
     st.header("Knobs")
@@ -56,8 +65,13 @@ except ValueError as exc:
     st.stop()
 urlstate.write_page_url(state, PREFIX)
 
+fit = None
 try:
     result = data.simulation(state.model_dump_json())
+    if state.anchor:
+        fit, left_out = data.anchored_simulation(state)
+        widgets.show_notices(left_out)
+        result = fit.result
 except (ValueError, KeyError) as exc:
     st.error(escape_md(f"Cannot simulate this: {exc}"))
     st.stop()
@@ -73,6 +87,10 @@ held_out = ", ".join(f"{k} {v:.0f}%" for k, v in overall.items() if isinstance(v
 subtitle = [f"opx-sim {api.ENGINE_VERSION}, {result.gpus} GPUs, {len(result.curves)} layout curves; "
             f"simulated (one value per point, stored as P50).",
             f"Held-out error (leave-one-system-out, median abs. %): {held_out or 'not available'}.",
+            *wrap_line(anchor_validation.summary_text() or "No anchoring validation on record."),
+            ("Anchored to " + ", ".join(r["label"] for r in fit.residuals if r["fitted"])
+             + "; band from the fit's parameter covariance." if fit and fit.anchored
+             else "Unanchored: pick runs under 'Anchor to runs' to fit the curve to them."),
             "Blue: measured or published points of the same hardware, model and workload."]
 frame = result.points_frame()
 chart = simulate_chart(frame, result.envelope, measured,
@@ -100,6 +118,11 @@ if picked:
 else:
     st.caption("Click a simulated point for its step-time breakdown.")
 
+if fit is not None and fit.anchored:
+    st.subheader("Anchoring: fitted parameters and each anchor's residual")
+    st.dataframe(parameter_table(fit), hide_index=True, key="anchor_parameters")
+    st.dataframe(residual_table(fit), hide_index=True, key="anchor_residuals")
+    st.caption(escape_md(f"Band: {fit.band_method}. " + " ".join(fit.notes)))
 st.subheader("Envelope (best layout at each interactivity)")
 shown = result.envelope.copy()
 st.dataframe(shown, hide_index=True, key="simulate_envelope")
@@ -117,7 +140,8 @@ if st.button("Save these curves as simulated runs", disabled=not allowed, help=w
         st.error(escape_md(f"error: {exc}"))
     else:
         st.success(f"Saved {outcome.runs_added} run(s), {outcome.points_added} point(s); "
-                   "they appear on the Explorer labelled simulated.")
+                   "they appear on the Explorer labelled simulated"
+                   + (", naming their anchors." if fit and fit.anchored else "."))
 if not allowed:
     st.caption(escape_md(why))
 

@@ -5,8 +5,8 @@ from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from models.view import (SlugResolver, _choice, _getter, _number_in, field_range, format_number,
-                         range_text, ranged, unknown_params)
+from models.view import (SlugResolver, _choice, _getter, _is_run_id, _number_in, field_range,
+                         format_number, range_text, ranged, unknown_params)
 
 KV_TIERS = ("none", "pool")
 PRECISIONS = ("auto", "fp4", "fp8", "bf16")
@@ -31,6 +31,7 @@ class SimulateState(BaseModel):
     framework: str = "pooled"                                   # calibration factors to use
     fp4: float | None = Field(default=None, **ranged(0.1, 1000.0))  # override dense FP4 PFLOPS
     hbm: float | None = Field(default=None, **ranged(0.1, 1000.0))  # override HBM TB/s
+    anchor: tuple[str, ...] = ()      # run ids the projection is anchored to (none: unanchored)
 
     def to_query(self) -> dict[str, list[str]]:
         default = SimulateState()
@@ -39,7 +40,8 @@ class SimulateState(BaseModel):
             value = getattr(self, name)
             if value == getattr(default, name) or value is None:
                 continue
-            out[name] = [format_number(value) if isinstance(value, float) else str(value)]
+            out[name] = (list(value) if isinstance(value, tuple) else
+                         [format_number(value) if isinstance(value, float) else str(value)])
         return out
 
     @classmethod
@@ -80,6 +82,11 @@ class SimulateState(BaseModel):
                 values["layout"] = raw.strip()
             else:
                 notices.append(f"Layout `{raw[:60]}` in the link is not a layout name; it was ignored.")
+        ids = get("anchor", all_values=True) or []
+        for bad in (i for i in ids if not _is_run_id(i)):
+            notices.append(f"`anchor={bad[:40]}` in the link is not a run id; it was ignored.")
+        if ids:
+            values["anchor"] = tuple(dict.fromkeys(i for i in ids if _is_run_id(i)))
         unknown_params(params, SIM_FIELDS, notices)
         return cls(**values), notices
 

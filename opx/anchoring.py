@@ -136,3 +136,65 @@ def _rows(f: A.AnchorFit, template: pd.Series, pct: str, y_base: str) -> pd.Data
     rows["point_note"] = [f"anchored projection, layout {lay}; fitted to {names}"
                           for lay in env.layout]
     return rows
+
+
+# -- the Simulate page ----------------------------------------------------------------------------
+
+def knobs_of(s):
+    """SimKnobs of a Simulate page state (`models.simulate_view.SimulateState`)."""
+    from opx.simulate.api import SimKnobs
+    return SimKnobs(layout=s.layout or None, mtp_depth=s.mtp, mtp_acceptance=s.accept,
+                    prefix_hit_rate=s.hit, fp4_dense_pflops=s.fp4, hbm_tb_s=s.hbm,
+                    kv_offload=s.kv, precision=None if s.precision == "auto" else s.precision,
+                    framework=None if s.framework == "pooled" else s.framework)
+
+
+def anchor_candidates(db, hardware: str, model: str, workload: str) -> pd.DataFrame:
+    """The runs that can anchor a projection of this system: its non-simulated runs, one row per
+    run (run_id, label, provenance, points)."""
+    from opx import queries, store
+    f = queries.Filters(model=model, workload=workload, hardware=(hardware,), pct="p50", y="total")
+    with store.reading(db) as con:
+        pts = queries.anchor_points(con, f)
+    if pts.empty:
+        return pd.DataFrame(columns=["run_id", "label", "provenance", "points"])
+    return (pts.groupby("run_id", sort=False)
+            .agg(label=("label", "first"), provenance=("provenance", "first"),
+                 points=("run_id", "size")).reset_index())
+
+
+def simulate_anchored(db, state, catalog) -> tuple[A.AnchorFit, list[str]]:
+    """The Simulate page's projection anchored to `state.anchor`, and a notice per run id that
+    cannot anchor it (left out)."""
+    from opx import queries, store
+    from opx.simulate.api import _resolve
+    hw = _resolve("hardware", state.hw, catalog.hardware, catalog.resolve_hardware)
+    model = _resolve("model", state.model, catalog.models, catalog.resolve_model)
+    wl = _resolve("workload", state.workload, catalog.workloads, catalog.resolve_workload)
+    ids = list(state.anchor)
+    with store.reading(db) as con:
+        pts = queries.anchor_points(con, run_ids=ids)
+    problems = A.anchor_run_problems(pts, ids, hw, model, wl)
+    notices = [f"Run {rid} cannot anchor this projection ({why}); it was left out."
+               for rid, why in problems.items()]
+    pts = pts[~pts.run_id.isin(list(problems))] if not pts.empty else pts
+    return fitted(hw, model, wl, state.gpus or None, knobs_of(state), catalog,
+                  A.anchors_from_points(pts)), notices
+
+
+def parameter_table(f: A.AnchorFit) -> pd.DataFrame:
+    """The fitted parameters as shown: multiplier, one standard deviation, what each stands for."""
+    return pd.DataFrame([{"parameter": n, "multiplier": p["multiplier"],
+                          "± (one sd, factor)": (round(float(np.exp(p["sd_log"])), 3)
+                                                 if p["sd_log"] is not None else None),
+                          "multiplies": ", ".join(p["applies_to"]), "meaning": p["meaning"]}
+                         for n, p in f.parameters.items()])
+
+
+def residual_table(f: A.AnchorFit) -> pd.DataFrame:
+    return pd.DataFrame([{"run": r["label"], "provenance": r["provenance"], "anchor": r["anchor"],
+                          "projection": r["predicted"], "residual %": r["residual_pct"],
+                          "uncertainty %": round((np.exp(r["sigma_log"]) - 1) * 100),
+                          "within": r["within"],
+                          "fitted": "yes" if r["fitted"] else f"no: {r['reason']}"}
+                         for r in f.residuals])

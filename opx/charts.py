@@ -340,6 +340,9 @@ def simulate_chart(points: pd.DataFrame, envelope: pd.DataFrame, measured: pd.Da
         layers.append(alt.Chart(points).mark_point(size=30, opacity=0.35, color="#888",
                                                    shape="triangle-down", filled=True).encode(
             x=x_enc, y=y_enc, tooltip=tip).add_params(pick))
+    if not envelope.empty and "band_lo" in envelope:     # an anchored projection's band
+        layers.append(alt.Chart(envelope).mark_area(opacity=0.15, color="#d62728").encode(
+            x=x_enc, y=alt.Y("band_lo:Q", title=y_title), y2="band_hi:Q"))
     if not envelope.empty:
         layers.append(alt.Chart(envelope).mark_line(strokeWidth=2.5, strokeDash=[6, 3],
                                                     color="#d62728").encode(

@@ -364,14 +364,44 @@ def _simulate_calibration(args) -> int:
         else:
             print(table.round(1).T.to_string(header=False))
     elif args.format == "json":
-        print(json.dumps({"systems": json.loads(table.to_json(orient="records")),
-                          "overall": overall}, indent=2, default=str))
+        doc = {"systems": json.loads(table.to_json(orient="records")), "overall": overall}
+        if args.validate and not args.calibrate:
+            doc["anchoring"] = _anchoring_validation(args, silicon)
+        print(json.dumps(doc, indent=2, default=str))
+        return 0
     else:
         print("leave-one-system-out: median absolute percentage error on each held-out system")
         print(table.round(1).to_string(index=False))
         print("overall: " + ", ".join(f"{k} {v:.1f}%" if isinstance(v, float) else f"{k} {v}"
                                       for k, v in overall.items() if k != "rows"))
+    if args.validate and not args.calibrate:
+        _anchoring_validation(args, silicon)
     return 0
+
+
+def _anchoring_validation(args, silicon) -> dict:
+    """--validate, second part: leave points out of anchored projections, beside log-log
+    interpolation (opx/simulate/anchor_validation.py); stores data/simulator/anchoring.json."""
+    import pandas as pd
+    from opx.simulate import anchor_validation
+    result = anchor_validation.validate(silicon)
+    path = anchor_validation.write(result)
+    print(f"wrote {shown(path.relative_to(path.parents[2]))}", file=sys.stderr)
+    if args.format == "json":
+        return result
+    o = result["overall"]
+    print("\nanchored projections, leave points out: two anchors per measured envelope (highest "
+          "throughput, highest interactivity), median APE of throughput at the held-out points' "
+          "interactivity")
+    print(pd.DataFrame(result["per_system_model"]).to_string(index=False))
+    print(f"overall: anchored {o['anchored_mdape']:.1f}%, log-log {o['loglog_mdape']:.1f}% "
+          f"({o['loglog_over_anchored']}x) on {o['held_out_points']} held-out points of "
+          f"{o['envelopes']} envelopes; target: {o['target']}: "
+          f"{'met' if o['meets_target'] else 'not met'}")
+    print("unanchored, leave one model out (models the calibration does not hold): " + ", ".join(
+        f"{m} {v['mdape']:.1f}% ({v['points']} points)"
+        for m, v in o["unanchored_leave_one_model_out"].items()))
+    return result
 
 
 def _simulate_spread(args) -> int:

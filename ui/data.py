@@ -98,13 +98,36 @@ def export_points() -> pd.DataFrame:
 def simulation(state_json: str):
     """A simulation for the Simulate page's state (pure function of the state and the catalog)."""
     from models.simulate_view import SimulateState
+    from opx.anchoring import knobs_of
     from opx.simulate import api
     s = SimulateState.model_validate_json(state_json)
-    knobs = api.SimKnobs(layout=s.layout or None, mtp_depth=s.mtp, mtp_acceptance=s.accept,
-                         prefix_hit_rate=s.hit, fp4_dense_pflops=s.fp4, hbm_tb_s=s.hbm,
-                         kv_offload=s.kv, precision=None if s.precision == "auto" else s.precision,
-                         framework=None if s.framework == "pooled" else s.framework)
-    return api.simulate(s.hw, s.model, s.workload, s.gpus or None, knobs, catalog())
+    return api.simulate(s.hw, s.model, s.workload, s.gpus or None, knobs_of(s), catalog())
+
+
+@st.cache_data(ttl=3600, max_entries=32, show_spinner="Fitting the anchored projection…")
+def _anchored_simulation(db: str, stamp: tuple[int, int], state_json: str):
+    from models.simulate_view import SimulateState
+    from opx.anchoring import simulate_anchored
+    return simulate_anchored(Path(db), SimulateState.model_validate_json(state_json), catalog())
+
+
+def anchored_simulation(state):
+    """The Simulate page's projection anchored to its runs, and notices for ids left out."""
+    return _anchored_simulation(str(database()), stamp(), state.model_dump_json())
+
+
+@st.cache_data(ttl=300, max_entries=64, show_spinner=False)
+def _anchor_candidates(db: str, stamp: tuple[int, int], hw: str, model: str, workload: str):
+    from opx.anchoring import anchor_candidates
+    return anchor_candidates(Path(db), hw, model, workload)
+
+
+def anchor_candidates(hw: str, model: str, workload: str) -> pd.DataFrame:
+    """The runs that can anchor the Simulate page's projection (none without a database)."""
+    try:
+        return _anchor_candidates(str(database()), stamp(), hw, model, workload)
+    except Exception:       # no database yet: the page says so where it reads data
+        return pd.DataFrame(columns=["run_id", "label", "provenance", "points"])
 
 
 # Views computed from the state alone, by opx module and function: each is cached on the state and

@@ -85,13 +85,16 @@ def _layout(tp, adp, mtp, mep):
     return (tp, adp, mep, mtp)
 
 
-def load_rows(path: Path | None = None) -> tuple[pd.DataFrame, dict]:
-    """Clean DeepSeek rows, one per measurement, and counts of what each rule removed."""
+def load_rows(path: Path | None = None, model_paths: tuple[str, ...] | None = DEEPSEEK
+              ) -> tuple[pd.DataFrame, dict]:
+    """Clean rows, one per measurement, and counts of what each rule removed: the DeepSeek rows
+    (rule 1, the calibration's), or those of `model_paths` (None: every model; the anchoring
+    validation reads them all)."""
     p = resolve_path(path)
     df = pd.read_csv(p)
     stats: Counter = Counter()
     stats["rows_in_file"] = len(df)
-    ds = df[df.model_path.isin(DEEPSEEK)].copy()
+    ds = df[df.model_path.isin(model_paths)].copy() if model_paths is not None else df.copy()
     stats["deepseek_rows"] = len(ds)
     ds["conc"] = pd.to_numeric(ds.silicon_data_source.str.extract(r"silicon_concurrency=(\d+)")[0],
                                errors="coerce")
@@ -100,7 +103,9 @@ def load_rows(path: Path | None = None) -> tuple[pd.DataFrame, dict]:
     stats["with_concurrency"] = len(ds)
     ds["is_dump"] = ds.silicon_data_source.str.startswith("db-dump")
     ds["has_workers"] = ds.prefill_num_workers.notna() & ds.decode_num_workers.notna()
-    ds["key"] = (ds.system + "|" + ds.backend + "|" + ds.precision + "|" + ds.isl.astype(str) + "|"
+    # rule 3 merges copies of one measurement; across models only when reading several
+    by_model = ds.model_path + "|" if model_paths != DEEPSEEK else ""
+    ds["key"] = (by_model + ds.system + "|" + ds.backend + "|" + ds.precision + "|" + ds.isl.astype(str) + "|"
                  + ds.osl.astype(str) + "|" + ds.conc.astype(str) + "|"
                  + ds.silicon_tpot_ms.round(4).astype(str) + "|" + ds.silicon_ttft_ms.round(3).astype(str))
     ds = ds.sort_values(["key", "is_dump", "has_workers"], ascending=[True, False, False])
@@ -133,6 +138,7 @@ def load_rows(path: Path | None = None) -> tuple[pd.DataFrame, dict]:
             n_d, n_p, agg = int(r.decode_num_workers), int(r.prefill_num_workers), 0
         out.append({
             "id": r.id, "system": r.system, "hardware": SILICON_SYSTEMS[r.system],
+            "model_path": r.model_path,
             "backend": r.backend, "precision": r.precision, "mode": r.mode,
             "isl_label": int(r.isl), "osl_label": int(r.osl),
             "isl": r.isl * LENGTH_FACTOR, "osl": r.osl * LENGTH_FACTOR, "conc": float(r.conc),

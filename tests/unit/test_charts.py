@@ -273,6 +273,9 @@ def test_every_chart_builder_renders_through_vl_convert(full_db, catalog):
         "over_time_chart": charts.over_time_chart(trend, total.title, 387.0, "p90", catalog, total),
         "simulate_chart": charts.simulate_chart(sim, sim, pd.DataFrame(), "Simulation", ["-"]),
     }
+    # the default view's simulated curves are anchored: their band is an area of the chart
+    assert any(layer.get("mark", {}).get("type") == "area"
+               for layer in cases["explorer_chart"].to_dict()["layer"])
     builders = {n for n in dir(charts) if n.endswith("_chart") and callable(getattr(charts, n))}
     assert builders == set(cases)
     assert not lat.points.empty and not the_plan.rows.empty and not trend.empty

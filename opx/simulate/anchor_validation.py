@@ -1,0 +1,193 @@
+"""Leave-points-out validation of anchored projections (docs/simulator.md, "Anchored projections").
+
+For every (system, model, workload) of the measured calibration data (AIConfigurator's
+silicon_sample.csv: every model the catalog knows, not only the calibration's DeepSeek) whose
+measured frontier has at least MIN_FRONTIER points: anchor the projection on two frontier points,
+the highest-throughput and the highest-interactivity one, exactly as `simulate --search --anchor`
+does (default knobs), and predict the throughput of the frontier points between them at their
+measured interactivity. The baseline is straight log-log interpolation between the same two
+anchors. Errors are absolute percentage errors of throughput; medians per system and model and
+over all held-out points.
+
+Also: the unanchored model's error on the models the calibration does not hold (it is fitted on
+DeepSeek-R1/V3 alone, so every other model is left out): throughput at each measured frontier
+point's interactivity.
+"""
+from __future__ import annotations
+
+import functools
+import re
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from opx.frontier import pareto_mask_numpy
+from opx.simulate import anchor as A
+from opx.simulate.api import SimKnobs, simulate
+from opx.simulate.silicon import load_rows
+
+MIN_FRONTIER = 4          # two anchors and at least two held-out points
+CALIBRATION_MODELS = ("deepseek-r1", "deepseek-v3")
+TARGET_MDAPE = 35.0
+TARGET_RATIO = 1.5
+
+
+def _model_slug(path: str, catalog) -> str | None:
+    slug = catalog.resolve_model(path)
+    if slug:
+        return slug
+    base = path.split("/")[-1].lower()
+    for _ in range(2):
+        base = re.sub(r"-(fp8|nvfp4|instruct)$", "", base)
+    return catalog.resolve_model(base)
+
+
+def _workload(isl: int, osl: int, catalog) -> str | None:
+    return next((k for k, w in catalog.workloads.items()
+                 if int(w.isl) == int(isl) and int(w.osl) == int(osl) and not w.prefix_hit_rate),
+                None)
+
+
+def envelopes(silicon_csv: Path | None, catalog) -> list[dict]:
+    """Measured frontiers per (system, model, workload): interactivity P50 and total throughput
+    per GPU of every frontier point, ascending in interactivity."""
+    rows, _ = load_rows(silicon_csv, model_paths=None)
+    rows = rows.assign(model=[_model_slug(p, catalog) for p in rows.model_path],
+                       workload=[_workload(i, o, catalog) for i, o in
+                                 zip(rows.isl_label, rows.osl_label)])
+    rows = rows[rows.model.notna() & rows.workload.notna()]
+    rows = rows.assign(x=1.0 / rows.tpot_s,
+                       y=rows.thr_output_per_gpu * (rows.isl + rows.osl) / rows.osl)
+    out = []
+    for (system, hw, model, wl), g in rows.groupby(["system", "hardware", "model", "workload"]):
+        x, y = g.x.to_numpy(float), g.y.to_numpy(float)
+        ok = np.isfinite(x) & np.isfinite(y) & (x > 0) & (y > 0)
+        x, y = x[ok], y[ok]
+        keep = pareto_mask_numpy(x, y)
+        order = np.argsort(x[keep])
+        out.append({"system": system, "hardware": hw, "model": model, "workload": wl,
+                    "x": x[keep][order], "y": y[keep][order], "rows": int(ok.sum())})
+    return out
+
+
+def _ape(pred: float | None, y: float) -> float:
+    return float(abs(pred / y - 1) * 100) if pred is not None else 100.0
+
+
+def _on(xs: np.ndarray, ys: np.ndarray, x: float) -> float | None:
+    """The projection at x; at the nearer end of its range when x is outside it."""
+    if xs.size == 0:
+        return None
+    v = A.loglog_at(xs, ys, x)
+    if v is None:
+        v = float(ys[0] if x < xs[0] else ys[-1])
+    return v
+
+
+def validate(silicon_csv: Path | None = None, catalog=None, limit: int | None = None
+             ) -> dict:
+    """The leave-points-out table (per system and model), the overall figures and the
+    unanchored leave-one-model-out error. `limit` caps the envelopes (tests)."""
+    from opx.catalog import load_catalog
+    catalog = catalog or load_catalog()
+    t0 = time.perf_counter()
+    held, per, lomo = [], [], []
+    envs = envelopes(silicon_csv, catalog)
+    for env in envs[:limit] if limit else envs:
+        x, y = env["x"], env["y"]
+        try:
+            base = simulate(env["hardware"], env["model"], env["workload"], None, SimKnobs(),
+                            catalog)
+        except ValueError:
+            continue
+        bx, by = A._env_xy(base, "p50")
+        if env["model"] not in CALIBRATION_MODELS:
+            for xi, yi in zip(x, y):
+                lomo.append({"model": env["model"], "system": env["system"],
+                             "ape": _ape(_on(bx, by, xi), yi)})
+        if x.size < MIN_FRONTIER:
+            continue
+        anchors = [A.Anchor(run_id=f"{env['system']}:{tag}", label=tag, provenance="measured",
+                            kind="point", pct="p50", x=float(x[i]), y=float(y[i]),
+                            sigma=A.SIGMA["measured"])
+                   for i, tag in ((0, "highest throughput"), (-1, "highest interactivity"))]
+        f = A.fit(env["hardware"], env["model"], env["workload"], None, SimKnobs(), catalog,
+                  anchors)
+        fx, fy = A._env_xy(f.result, "p50")
+        rows = []
+        for xi, yi in zip(x[1:-1], y[1:-1]):
+            ll = float(np.exp(np.interp(np.log(xi), np.log([x[0], x[-1]]),
+                                        np.log([y[0], y[-1]]))))
+            rows.append({"anchored": _ape(_on(fx, fy, xi), yi), "loglog": _ape(ll, yi)})
+        df = pd.DataFrame(rows)
+        held.append(df.assign(system=env["system"], model=env["model"]))
+        per.append({"system": env["system"], "model": env["model"], "workload": env["workload"],
+                    "frontier_points": int(x.size), "held_out": len(df),
+                    "anchored_mdape": round(float(df.anchored.median()), 1),
+                    "loglog_mdape": round(float(df.loglog.median()), 1),
+                    "anchor_residuals_pct": [r["residual_pct"] for r in f.residuals],
+                    "fit_seconds": round(f.seconds, 2)})
+    allh = pd.concat(held, ignore_index=True) if held else pd.DataFrame(
+        columns=["anchored", "loglog", "system", "model"])
+    by_sm = (allh.groupby(["system", "model"]).agg(
+        held_out=("anchored", "size"), anchored_mdape=("anchored", "median"),
+        loglog_mdape=("loglog", "median")).round(1).reset_index()) if not allh.empty else allh
+    anchored = float(allh.anchored.median()) if not allh.empty else float("nan")
+    loglog = float(allh.loglog.median()) if not allh.empty else float("nan")
+    lomo_df = pd.DataFrame(lomo)
+    lomo_by = ({m: {"mdape": round(float(g.ape.median()), 1), "points": len(g)}
+                for m, g in lomo_df.groupby("model")} if not lomo_df.empty else {})
+    overall = {"envelopes": len(per), "held_out_points": int(len(allh)),
+               "anchored_mdape": round(anchored, 1), "loglog_mdape": round(loglog, 1),
+               "loglog_over_anchored": round(loglog / anchored, 2) if anchored else None,
+               "target": f"anchored MdAPE <= {TARGET_MDAPE:g} % and >= {TARGET_RATIO:g}x better "
+                         "than log-log",
+               "meets_target": bool(anchored <= TARGET_MDAPE and loglog >= TARGET_RATIO * anchored),
+               "unanchored_leave_one_model_out": lomo_by,
+               "seconds": round(time.perf_counter() - t0, 1)}
+    return {"method": __doc__.strip().split("\n\n")[1].replace("\n", " "),
+            "overall": overall, "per_system_model": by_sm.to_dict("records"),
+            "envelopes": per}
+
+
+def default_path() -> Path:
+    from opx.config import ROOT
+    return ROOT / "data" / "simulator" / "anchoring.json"
+
+
+def write(result: dict, out: Path | None = None) -> Path:
+    """Store the figures the pages quote under simulated curves (data/simulator/anchoring.json)."""
+    import datetime as dt
+    import json
+    from opx.simulate.silicon import resolve_path, sha256
+    path = Path(out or default_path())
+    doc = {"fit_date": dt.date.today().isoformat(), "data_sha256": sha256(resolve_path(None)),
+           **result}
+    path.write_text(json.dumps(doc, indent=1, default=str) + "\n")
+    load.cache_clear()
+    return path
+
+
+@functools.lru_cache(maxsize=1)
+def load() -> dict | None:
+    import json
+    p = default_path()
+    return json.loads(p.read_text()) if p.is_file() else None
+
+
+def summary_text() -> str | None:
+    """One line for the pages: the anchored projections' held-out error beside log-log
+    interpolation, and the unanchored model's on models outside the calibration."""
+    doc = load()
+    if not doc:
+        return None
+    o = doc["overall"]
+    lomo = "; ".join(f"{m} {v['mdape']:.0f} %" for m, v in o["unanchored_leave_one_model_out"].items())
+    return (f"Anchored on two measured points, the projection misses the held-out points between "
+            f"them by {o['anchored_mdape']:.0f} % (median, {o['held_out_points']} points of "
+            f"{o['envelopes']} measured envelopes), against {o['loglog_mdape']:.0f} % for log-log "
+            f"interpolation between the same two points"
+            + (f"; unanchored, on models the calibration does not hold: {lomo}" if lomo else "")
+            + " (simulate --validate)")
