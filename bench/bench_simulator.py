@@ -32,6 +32,37 @@ def time_opx(hw: str, model: str, workload: str, repeats: int = 3) -> tuple[floa
     return best, res.parameters["search"]
 
 
+# The seed's figures of Vera Rubin NVL72 on DeepSeek-V4.1-Flash AgentX (data/published/points.csv):
+# the 1.7 M tok/s/GPU at 387 tok/s/user P90 preview, the 2.52 M peak and the 1,810 single session.
+SEED_ANCHORS = [
+    {"run_id": "vr-agentx", "provenance": "preview", "interactivity_p90": 387.0,
+     "throughput_total_per_gpu": 1.7e6},
+    {"run_id": "vr-agentx", "provenance": "preview", "throughput_total_per_gpu": 2.52e6},
+    {"run_id": "vr-tp8-single", "provenance": "preview", "interactivity_p90": 1810.0,
+     "concurrency": 1},
+]
+
+
+def time_anchor_fit(repeats: int = 2) -> tuple[float, float, dict]:
+    """Seconds of one anchored fit of the built-in Rubin projection (MTP 0-1) to the seed's
+    figures, the seconds of its plain search, and the fit's summary."""
+    import pandas as pd
+    from opx.simulate import anchor
+    cat = builtin_catalog()
+    anchors = anchor.anchors_from_points(pd.DataFrame(SEED_ANCHORS), prefer="p90")
+    args = ("vr-nvl72", "deepseek-v4.1-flash", "agentx", None, SimKnobs(mtp_depth=1), cat)
+    simulate(*args)
+    t = time.perf_counter()
+    simulate(*args)
+    search = time.perf_counter() - t
+    best, fit = float("inf"), None
+    for _ in range(repeats):
+        t = time.perf_counter()
+        fit = anchor.fit(*args, anchors)
+        best = min(best, time.perf_counter() - t)
+    return best, search, fit.summary()
+
+
 def aic_python() -> str | None:
     """The interpreter that has `aiconfigurator`: $OPX_AIC_PYTHON (a separate virtualenv, so the
     project's own does not carry AIConfigurator's dependencies), else this one if it has it."""
@@ -79,6 +110,11 @@ def figures(argv: list[str]) -> list:
                   seconds, "s", f"<= ~{TARGET_SECONDS:g} s", seconds <= TARGET_SECONDS * 1.2,
                   f"{search['layouts_evaluated']} layouts, {search['rows_evaluated']} operating "
                   "points, MTP 0-3, best of 3")]
+    fit_s, search_s, summary = time_anchor_fit()
+    out.append(Figure("simulator", "anchored fit of the Rubin projection to the seed's 3 figures",
+                      fit_s, "s", "<= a few s", fit_s <= 5.0,
+                      f"{summary['evaluations']} evaluations, {fit_s / search_s:.1f}x one search "
+                      f"({search_s:.2f} s)"))
     aic = time_aic(hw, workload)
     out.append(Figure("simulator", "AIConfigurator's search ÷ opx-sim's, same inputs",
                       None if aic is None else aic / seconds, "x",
@@ -97,6 +133,11 @@ def main(argv: list[str]) -> None:
     seconds, search = time_opx(hw, model, workload)
     print(f"opx-sim search {hw} x {model} x {workload} (MTP 0-3): {seconds:.2f} s "
           f"({search['layouts_evaluated']} layouts, {search['rows_evaluated']} operating points)")
+    fit_s, search_s, summary = time_anchor_fit()
+    print(f"anchored fit, vr-nvl72 x deepseek-v4.1-flash x agentx (MTP 0-1) to the seed's 3 "
+          f"figures: {fit_s:.2f} s, {summary['evaluations']} evaluations, {fit_s / search_s:.1f}x "
+          f"one search ({search_s:.2f} s); residuals "
+          + ", ".join(f"{r['residual_pct']:+.1f} %" for r in summary["anchors"]))
     aic = time_aic(hw, workload)
     if aic is None:
         print(f"aiconfigurator: {NOT_INSTALLED}")

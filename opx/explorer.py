@@ -380,10 +380,15 @@ def compute(data: ExplorerData, state: ViewState, catalog: Catalog) -> ExplorerV
             notes.append(f"Simulated curves at {pct_label(state.pct)}: {text}.")
     if state.conc and near.empty:
         notes.append(f"No run has a point near concurrency {state.conc:,.0f} under these filters.")
+    drawn_sim = {s.hardware for s in summaries if s.simulated is not None and s.simulated.has_curve}
     for hw, a in anchoring.items():
-        if any(s.hardware == hw and s.simulated is not None and s.simulated.has_curve
-               for s in summaries):
+        if hw in drawn_sim:
             notes.append(f"{catalog.hardware_name(hw)} simulated curve: {a.text}.")
+    if drawn_sim:
+        from opx.simulate.anchor_validation import summary_text
+        text = summary_text()
+        if text:
+            notes.append(f"Simulated curves' error: {text}.")
     return ExplorerView(state=state, baseline=baseline, points=pts, references=refs,
                         summaries=summaries, notes=notes, operating=near, anchoring=anchoring)
 

@@ -245,8 +245,8 @@ def fit(hardware: str, model: str, workload: str, gpus: int | None, knobs, catal
     With no fitted anchor the projection is the unanchored one (every multiplier 1, no band)."""
     from opx.simulate import api
     t0 = time.perf_counter()
-    base = api.simulate(hardware, model, workload, gpus, knobs, catalog)
     used = [a for a in anchors if a.fitted]
+    base = api.simulate(hardware, model, workload, gpus, knobs, catalog, with_curves=not used)
     names = list(FREE)
     lo = np.log([FREE[n][1] for n in names])
     hi = np.log([FREE[n][2] for n in names])
@@ -268,7 +268,7 @@ def fit(hardware: str, model: str, workload: str, gpus: int | None, knobs, catal
             evals[0] += 1
             cache[key] = api.simulate(hardware, model, workload, gpus, knobs, catalog,
                                       eff_scale=_scale_of(theta), only_layouts=layouts,
-                                      with_curves=layouts is None)
+                                      with_curves=False)
         return cache[key]
 
     def resid(theta, layouts):
@@ -277,11 +277,11 @@ def fit(hardware: str, model: str, workload: str, gpus: int | None, knobs, catal
         return np.array(out + list(theta / PRIOR_SIGMA))
 
     theta = np.zeros(len(names))
-    for _round in range(2):
+    for round_ in range(2):
         # the envelope's layouts at the current parameters (a faster or slower system may be best
-        # served by other layouts), then refit on them
+        # served by other layouts), then refit on them from there
         sol = least_squares(resid, theta, bounds=(lo, hi), args=(subset,), method="trf",
-                            diff_step=0.02, x_scale=1.0, max_nfev=max_nfev,
+                            diff_step=0.02, x_scale=1.0, max_nfev=max_nfev // (1 + round_),
                             ftol=1e-3, xtol=1e-3, gtol=1e-4)
         theta = sol.x
         full = sim(theta, None)
@@ -289,7 +289,9 @@ def fit(hardware: str, model: str, workload: str, gpus: int | None, knobs, catal
         if new <= subset:
             break
         subset = subset | new
-    full = sim(theta, None)
+    evals[0] += 1
+    full = api.simulate(hardware, model, workload, gpus, knobs, catalog,
+                        eff_scale=_scale_of(theta))
     sol_r = resid(theta, subset)
     n_a = len(used)
     chi2 = float(np.sum(sol_r[:n_a] ** 2))

@@ -50,7 +50,11 @@ def test_gb200_against_gb300_divides_simulated_by_simulated(full_db, catalog):
     peak = gb200.multiple_at_peak
     # GB200 has no data peak, so the data peak of GB300 is not divided into GB200's simulated one
     assert peak.value == pytest.approx(gb200.simulated.peak / gb300.simulated.peak)
-    assert peak.value < 1          # GB300's simulated curve sits above GB200's
+    # GB300's curve is anchored to its derived figures, GB200's has nothing to anchor to: both
+    # are the simulated kind, and the view says which is which
+    assert view.anchoring["gb300-nvl72"].anchored and not view.anchoring["gb200-nvl72"].anchored
+    raw = explore(full_db, ViewState(hw=("gb200-nvl72", "gb300-nvl72"), unanchored=True), catalog)
+    assert by_hw(raw)["gb200-nvl72"].multiple_at_peak.value < 1   # unanchored: GB300 above GB200
     assert peak.kind == "simulated" and peak.text.endswith("(simulated vs simulated)")
     assert peak.caption(TOTAL).endswith("simulated vs simulated")
     # at 387 GB200's only curve (simulated) tops out below: said, and named as simulated
@@ -76,7 +80,8 @@ def test_target_below_the_data_but_on_the_simulated_curves(full_db, catalog):
 
 
 def test_a_stricter_percentile_that_reaches_the_target_is_not_cannot_reach(full_db, catalog):
-    view = explore(full_db, ViewState(pct="p50"), catalog)
+    # unanchored: the curves as simulated (anchored, GB300's reaches 387 at P50 too)
+    view = explore(full_db, ViewState(pct="p50", unanchored=True), catalog)
     vr, gb = by_hw(view)["vr-nvl72"], by_hw(view)["gb300-nvl72"]
     # at P50 neither the data (no P50 stated) nor the simulated curves give a value at 387 ...
     assert gb.simulated.at_target.status == "not_reachable"
@@ -102,8 +107,8 @@ def test_cannot_reach_when_every_curve_tops_out_below(full_db, catalog):
 
 
 def test_between_the_simulated_curve_and_the_data_neither_is_claimed(full_db, catalog):
-    # GB300: the simulated curve ends near 327 tok/s/user, the derived figure is at 387
-    view = explore(full_db, ViewState(target=380), catalog)
+    # GB300 unanchored: the simulated curve ends near 327 tok/s/user, the derived figure is at 387
+    view = explore(full_db, ViewState(target=380, unanchored=True), catalog)
     gb = by_hw(view)["gb300-nvl72"]
     text = by_hw(view)["vr-nvl72"].multiple_at_target.text
     assert text.startswith("GB300 NVL72 has no figure at 380 tok/s/user")
@@ -137,13 +142,18 @@ def test_exports_carry_the_kinds(full_db, catalog):
     assert seed["multiple_at_target_basis"] == "preview vs derived"
     assert seed["a"]["peak"] == pytest.approx(2.52e6)
     assert seed["a"]["simulated_peak"] > seed["a"]["peak"]
-    explorer = json.loads(views.render_link(parse_link("/?hw=gb200-nvl72&hw=gb300-nvl72"), "json",
-                                            full_db, catalog))
+    explorer = json.loads(views.render_link(parse_link(
+        "/?hw=gb200-nvl72&hw=gb300-nvl72&unanchored=1"), "json", full_db, catalog))
     gb200 = next(h for h in explorer["hardware"] if h["hardware"] == "gb200-nvl72")
     assert gb200["multiple_at_peak_kind"] == "simulated"
     assert gb200["multiple_at_peak_text"].endswith("(simulated vs simulated)")
     assert gb200["multiple_at_peak"] < 1
-    assert {"at_target", "peak", "simulated_at_target"} <= set(gb200)
+    assert {"at_target", "peak", "simulated_at_target", "anchored", "anchor_residuals"} <= set(gb200)
+    assert gb200["anchored"] is False and "unanchored=1" in gb200["anchoring"]
+    anchored = json.loads(views.render_link(parse_link("/"), "json", full_db, catalog))
+    for h in anchored["hardware"]:
+        assert h["anchored"] is True and h["simulated_at_target"] > 0
+        assert all(r["within"] for r in h["anchor_residuals"] if r["fitted"])
 
 
 def test_compare_divides_like_with_like_across_interactivity(full_db, catalog):
