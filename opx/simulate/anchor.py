@@ -161,19 +161,15 @@ def _mark_unfitted(anchors: list[Anchor]) -> list[Anchor]:
                 if not k:
                     out[i] = dataclasses.replace(out[i], fitted=False,
                                                  reason="below the data's own frontier")
-    singles = [i for i, a in enumerate(out) if a.kind == "single" and a.fitted]
-    if len(singles) > 1:
-        best = max(singles, key=lambda i: out[i].x)
-        for i in singles:
+    # one single session and one peak per system: the fastest and the highest (a slower single
+    # session is an older path, a lower peak another configuration)
+    for kind, value, reason in (("single", "x", "a slower single session than the fastest one"),
+                                ("peak", "y", "below the highest peak")):
+        idx = [i for i, a in enumerate(out) if a.kind == kind and a.fitted]
+        best = max(idx, key=lambda i: getattr(out[i], value), default=None)
+        for i in idx:
             if i != best:
-                out[i] = dataclasses.replace(out[i], fitted=False,
-                                             reason="a slower single session than the fastest one")
-    peaks = [i for i, a in enumerate(out) if a.kind == "peak" and a.fitted]
-    if len(peaks) > 1:
-        best = max(peaks, key=lambda i: out[i].y)
-        for i in peaks:
-            if i != best:
-                out[i] = dataclasses.replace(out[i], fitted=False, reason="below the highest peak")
+                out[i] = dataclasses.replace(out[i], fitted=False, reason=reason)
     return out
 
 

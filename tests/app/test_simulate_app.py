@@ -54,3 +54,25 @@ def test_save_writes_simulated_runs(db):
     with store.reading(db) as con:
         n = con.execute("SELECT count(*) FROM runs WHERE provenance = 'simulated'").fetchone()[0]
     assert n >= 1
+
+
+def test_anchor_runs_fit_the_curve_and_saved_runs_name_them(db):
+    with store.reading(db) as con:
+        rid = con.execute("SELECT id FROM runs WHERE hardware = 'gb300-nvl72' AND workload = "
+                          "'agentx' AND provenance = 'derived'").fetchone()[0]
+    at = open_simulate(hw="gb300-nvl72", model="deepseek-v4.1-flash", workload="agentx",
+                       mtp="1", anchor=rid)
+    assert not at.exception
+    assert at.multiselect(key="sim_anchor").value == [rid]
+    params = at.dataframe(key="anchor_parameters").value
+    assert set(params.parameter) == {"overhead", "memory", "compute", "spread"}
+    residuals = at.dataframe(key="anchor_residuals").value
+    assert residuals.within.all()
+    spec = at.get("vega_lite_chart")[0].proto.spec
+    assert '"area"' in spec and "Anchored to" in spec
+    at.button(key="save_simulation").click().run()
+    assert not at.exception
+    with store.reading(db) as con:
+        named = con.execute("SELECT count(*) FROM runs WHERE provenance = 'simulated' AND "
+                            "json_extract_string(meta, '$.anchors') = ?", [rid]).fetchone()[0]
+    assert named >= 1
