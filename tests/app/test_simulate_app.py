@@ -64,9 +64,9 @@ def test_anchor_runs_fit_the_curve_and_saved_runs_name_them(db):
                        mtp="1", anchor=rid)
     assert not at.exception
     assert at.multiselect(key="sim_anchor").value == [rid]
-    params = at.dataframe(key="anchor_parameters").value
+    assert at.subheader[0].value.startswith("Anchoring: fitted parameters")
+    params, residuals = at.dataframe[0].value, at.dataframe[1].value
     assert set(params.parameter) == {"overhead", "memory", "compute", "spread"}
-    residuals = at.dataframe(key="anchor_residuals").value
     assert residuals.within.all()
     spec = at.get("vega_lite_chart")[0].proto.spec
     assert '"area"' in spec and "Anchored to" in spec
