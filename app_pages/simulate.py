@@ -88,9 +88,10 @@ subtitle = [f"opx-sim {api.ENGINE_VERSION}, {result.gpus} GPUs, {len(result.curv
             f"simulated (one value per point, stored as P50).",
             f"Held-out error (leave-one-system-out, median abs. %): {held_out or 'not available'}.",
             *wrap_line(anchor_validation.summary_text() or "No anchoring validation on record."),
-            ("Anchored to " + ", ".join(r["label"] for r in fit.residuals if r["fitted"])
-             + "; band from the fit's parameter covariance." if fit and fit.anchored
-             else "Unanchored: pick runs under 'Anchor to runs' to fit the curve to them."),
+            *wrap_line("Anchored to " + "; ".join(dict.fromkeys(
+                r["label"] for r in fit.residuals if r["fitted"]))
+                + "; band from the fit's parameter covariance." if fit and fit.anchored
+                else "Unanchored: pick runs under 'Anchor to runs' to fit the curve to them."),
             "Blue: measured or published points of the same hardware, model and workload."]
 frame = result.points_frame()
 chart = simulate_chart(frame, result.envelope, measured,
