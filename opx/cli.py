@@ -385,7 +385,7 @@ def _anchoring_validation(args, silicon) -> dict:
     import pandas as pd
     from opx.simulate import anchor_validation
     result = anchor_validation.validate(silicon)
-    path = anchor_validation.write(result)
+    path = anchor_validation.write(result, silicon_csv=silicon)
     print(f"wrote {shown(path.relative_to(path.parents[2]))}", file=sys.stderr)
     if args.format == "json":
         return result

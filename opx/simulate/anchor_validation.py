@@ -1,7 +1,8 @@
 """Leave-points-out validation of anchored projections (docs/simulator.md, "Anchored projections").
 
 For every (system, model, workload) of the measured calibration data (AIConfigurator's
-silicon_sample.csv: every model the catalog knows, not only the calibration's DeepSeek) whose
+silicon_sample.csv, read from the repository's copy data/measured/inferencex-silicon.csv.gz: every
+model the catalog knows, not only the calibration's DeepSeek) whose
 measured frontier has at least MIN_FRONTIER points: anchor the projection on two frontier points,
 the highest-throughput and the highest-interactivity one, exactly as `simulate --search --anchor`
 does (default knobs), and predict the throughput of the frontier points between them at their
@@ -50,10 +51,20 @@ def _workload(isl: int, osl: int, catalog) -> str | None:
                 None)
 
 
+def measured_path(silicon_csv: Path | None = None) -> Path | None:
+    """The measurements read: the file given, else the repository's compact copy
+    (data/measured/inferencex-silicon.csv.gz, the same rows), else the fixture (None)."""
+    if silicon_csv is not None:
+        return Path(silicon_csv)
+    from opx.config import ROOT
+    copy = ROOT / "data" / "measured" / "inferencex-silicon.csv.gz"
+    return copy if copy.is_file() else None
+
+
 def envelopes(silicon_csv: Path | None, catalog) -> list[dict]:
     """Measured frontiers per (system, model, workload): interactivity P50 and total throughput
     per GPU of every frontier point, ascending in interactivity."""
-    rows, _ = load_rows(silicon_csv, model_paths=None)
+    rows, _ = load_rows(measured_path(silicon_csv), model_paths=None)
     rows = rows.assign(model=[_model_slug(p, catalog) for p in rows.model_path],
                        workload=[_workload(i, o, catalog) for i, o in
                                  zip(rows.isl_label, rows.osl_label)])
@@ -157,14 +168,15 @@ def default_path() -> Path:
     return ROOT / "data" / "simulator" / "anchoring.json"
 
 
-def write(result: dict, out: Path | None = None) -> Path:
+def write(result: dict, out: Path | None = None, silicon_csv: Path | None = None) -> Path:
     """Store the figures the pages quote under simulated curves (data/simulator/anchoring.json)."""
     import datetime as dt
     import json
     from opx.simulate.silicon import resolve_path, sha256
     path = Path(out or default_path())
-    doc = {"fit_date": dt.date.today().isoformat(), "data_sha256": sha256(resolve_path(None)),
-           **result}
+    data = resolve_path(measured_path(silicon_csv))
+    doc = {"fit_date": dt.date.today().isoformat(), "data_file": data.name,
+           "data_sha256": sha256(data), **result}
     path.write_text(json.dumps(doc, indent=1, default=str) + "\n")
     load.cache_clear()
     return path
