@@ -131,3 +131,17 @@ def test_the_cli_anchors_to_runs_and_refuses_bad_ids(full_db, capsys):
         assert cli.main(argv + ["--anchor", bad]) != 0
         err = capsys.readouterr().err
         assert err.startswith(f"error: --anchor: {bad}: ") and words in err
+
+
+def test_the_leave_points_out_validation_and_its_stored_figures(catalog):
+    from opx.simulate import anchor_validation as V
+    result = V.validate(catalog=catalog, limit=2)
+    o = result["overall"]
+    assert o["envelopes"] >= 1 and o["held_out_points"] >= 2
+    for env in result["envelopes"]:
+        assert env["held_out"] == env["frontier_points"] - 2
+        assert len(env["anchor_residuals_pct"]) == 2
+    stored = V.load()
+    assert stored and stored["overall"]["meets_target"] is True
+    assert stored["overall"]["anchored_mdape"] <= 35
+    assert "log-log" in V.summary_text()
