@@ -398,17 +398,19 @@ def dated_run_frontiers(con: duckdb.DuckDBPyConnection, f: Filters) -> pd.DataFr
 
 
 ANCHOR_COLUMNS = ("run_id", "hardware", "model", "workload", "provenance", "label", "concurrency",
-                  "interactivity_p50", "interactivity_p90", "throughput_total_per_gpu", "meta")
+                  "interactivity_p50", "interactivity_mean", "interactivity_p90",
+                  "throughput_total_per_gpu", "meta")
 
 
 def anchor_points(con: duckdb.DuckDBPyConnection, f: Filters | None = None,
                   run_ids: list[str] | None = None) -> pd.DataFrame:
     """Points that can anchor a simulated projection (opx/simulate/anchor.py): every point of the
     given runs, or the non-simulated points under the filters (model, workload, hardware,
-    provenance; every percentile), with both percentiles' interactivity and the total throughput
+    provenance; every statistic), with the P50, mean and P90 interactivity and the total throughput
     per GPU. Simulated runs' rows carry `meta` (their parameters), the others do not need it."""
     sel = ("r.id AS run_id, r.hardware, r.model, r.workload, r.provenance, r.label, m.concurrency, "
-           "m.interactivity_p50, m.interactivity_p90, m.throughput_total_per_gpu, "
+           "m.interactivity_p50, m.interactivity_mean, m.interactivity_p90, "
+           "m.throughput_total_per_gpu, "
            "CAST(r.meta AS VARCHAR) AS meta")
     if run_ids is not None:
         sql = (f"SELECT {sel} FROM point_metrics m JOIN runs r ON r.id = m.run_id "

@@ -54,6 +54,9 @@ SIGMA = {"measured": 0.10, "published": 0.10, "preview": 0.15, "derived": 0.20,
 # missing interactivity, so the fit is pushed to reach it
 REACH_SLOPE = 2.0
 SIM_PCTS = ("p50", "p90")
+# the statistics an anchor may state, and the simulated envelope each is compared with: the
+# model's P50 is calibrated on InferenceX's mean TPOTs, so a mean anchors against the P50
+ANCHOR_PCTS = {"p50": "p50", "mean": "p50", "p90": "p90"}
 
 
 @dataclass(frozen=True)
@@ -120,13 +123,14 @@ def _num(v) -> float | None:
 
 def anchors_from_points(points: pd.DataFrame, prefer: str = "p50") -> list[Anchor]:
     """Anchors from non-simulated points (columns run_id, provenance, interactivity_p50,
-    interactivity_p90, throughput_total_per_gpu, optional label and concurrency). A point with a
-    throughput and an interactivity anchors at `prefer` where it states it, else at the other
-    percentile; points below the data's own frontier, slower single sessions than the fastest one
-    and figures with neither coordinate are kept, not fitted, with the reason."""
+    interactivity_mean, interactivity_p90, throughput_total_per_gpu, optional label and
+    concurrency). A point with a throughput and an interactivity anchors at `prefer` where it
+    states it, else at P50, the mean (against the P50 envelope) or P90, in that order; points
+    below the data's own frontier, slower single sessions than the fastest one and figures with
+    neither coordinate are kept, not fitted, with the reason."""
     if points is None or points.empty:
         return []
-    order = (prefer,) + tuple(p for p in SIM_PCTS if p != prefer) if prefer in SIM_PCTS else SIM_PCTS
+    order = tuple(dict.fromkeys(((prefer,) if prefer in ANCHOR_PCTS else ()) + tuple(ANCHOR_PCTS)))
     out: list[Anchor] = []
     for r in points.to_dict("records"):
         prov = str(r.get("provenance") or "measured")
@@ -151,7 +155,7 @@ def anchors_from_points(points: pd.DataFrame, prefer: str = "p50") -> list[Ancho
 
 def _mark_unfitted(anchors: list[Anchor]) -> list[Anchor]:
     out = list(anchors)
-    for pct in SIM_PCTS:
+    for pct in ANCHOR_PCTS:
         idx = [i for i, a in enumerate(out) if a.kind == "point" and a.pct == pct and a.fitted]
         if len(idx) > 1:
             x = np.array([out[i].x for i in idx])
@@ -204,7 +208,7 @@ def _predict(a: Anchor, result) -> tuple[float | None, float]:
             return None, -5.0
         pred = float(max(ys))
         return pred, float(np.log(pred / a.y))
-    xs, ys = _env_xy(result, a.pct)
+    xs, ys = _env_xy(result, ANCHOR_PCTS[a.pct])
     if xs.size == 0:
         return None, -5.0
     if a.kind == "single":

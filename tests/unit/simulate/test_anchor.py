@@ -145,3 +145,14 @@ def test_the_leave_points_out_validation_and_its_stored_figures(catalog):
     assert stored and stored["overall"]["meets_target"] is True
     assert stored["overall"]["anchored_mdape"] <= 35
     assert "log-log" in V.summary_text()
+
+
+def test_a_mean_anchors_against_the_p50_envelope():
+    """InferenceX rows state means only; the model's P50 is calibrated on them."""
+    got = A.anchors_from_points(_pts(
+        dict(run_id="m", provenance="derived", interactivity_mean=50.0,
+             throughput_total_per_gpu=4000.0),
+        dict(run_id="m", provenance="measured", interactivity_mean=40.0, interactivity_p50=42.0,
+             throughput_total_per_gpu=5000.0)), prefer="p90")
+    assert [(a.kind, a.pct, a.x) for a in got] == [("point", "mean", 50.0), ("point", "p50", 42.0)]
+    assert A.ANCHOR_PCTS["mean"] == "p50"
