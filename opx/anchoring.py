@@ -65,34 +65,20 @@ def anchor_view(pts: pd.DataFrame, anchor_points: pd.DataFrame, sim_params: pd.D
     if pts.empty or "simulated" not in pts:
         return pts, out
     pct = state.pct
-    frames = [pts]
+    jobs: dict[str, tuple] = {}
     for hw in state.hw:
         sim_rows = pts[(pts.hardware == hw) & pts.simulated.astype(bool)]
         if sim_rows.empty:
             continue
-        if state.unanchored:
-            out[hw] = Anchoring(hw, False, "unanchored (unanchored=1 in the link)")
-            continue
-        if pct not in A.SIM_PCTS:
-            out[hw] = Anchoring(hw, False, f"unanchored: the simulator gives no {pct.upper()}")
-            continue
-        mine = anchor_points[anchor_points.hardware == hw] if not anchor_points.empty else anchor_points
-        anchors = A.anchors_from_points(mine, prefer=pct)
-        if not any(a.fitted for a in anchors):
-            out[hw] = Anchoring(hw, False, "unanchored: no measured or published figure of this "
-                                           "system under these filters to anchor to")
-            continue
-        params = sim_params[sim_params.hardware == hw] if not sim_params.empty else sim_params
-        meta = json.loads(params.meta.iloc[0]) if not params.empty and params.meta.iloc[0] else {}
-        parameters = json.loads(meta.get("parameters", "{}")) if meta else {}
-        if not parameters:
-            out[hw] = Anchoring(hw, False, "unanchored: the simulated run does not record its "
-                                           "parameters")
-            continue
-        knobs = A.knobs_from_parameters(parameters)
+        why = _not_anchored(state, hw, anchor_points, sim_params)
+        if isinstance(why, str):
+            out[hw] = Anchoring(hw, False, why)
+        else:
+            jobs[hw] = (sim_rows.iloc[0], *why)
+    frames = [pts]
+    for hw, (template, anchors, knobs, budget) in jobs.items():
         try:
-            f = fitted(hw, state.model, state.workload, parameters.get("budget_gpus"), knobs,
-                       catalog, anchors)
+            f = fitted(hw, state.model, state.workload, budget, knobs, catalog, anchors)
         except ValueError as exc:
             out[hw] = Anchoring(hw, False, f"unanchored: {exc}")
             continue
@@ -103,11 +89,31 @@ def anchor_view(pts: pd.DataFrame, anchor_points: pd.DataFrame, sim_params: pd.D
                 + "; band from the fit's parameter covariance")
         out[hw] = Anchoring(hw, True, text, summary, summary["anchors"])
         frames = [fr[~((fr.hardware == hw) & fr.simulated.astype(bool))] for fr in frames]
-        frames.append(_rows(f, sim_rows.iloc[0], pct, y_base))
+        frames.append(_rows(f, template, pct, y_base))
     if len(frames) == 1:
         return pts, out
     merged = pd.concat([fr for fr in frames if not fr.empty], ignore_index=True)
     return merged.sort_values(["hardware", "x"]).reset_index(drop=True), out
+
+
+def _not_anchored(state, hw: str, anchor_points: pd.DataFrame, sim_params: pd.DataFrame):
+    """Why a hardware's simulated curve stays unanchored (a sentence), or what its fit needs
+    (anchors, knobs, GPU budget)."""
+    if state.unanchored:
+        return "unanchored (unanchored=1 in the link)"
+    if state.pct not in A.SIM_PCTS:
+        return f"unanchored: the simulator gives no {state.pct.upper()}"
+    mine = anchor_points[anchor_points.hardware == hw] if not anchor_points.empty else anchor_points
+    anchors = A.anchors_from_points(mine, prefer=state.pct)
+    if not any(a.fitted for a in anchors):
+        return ("unanchored: no measured or published figure of this system under these filters "
+                "to anchor to")
+    params = sim_params[sim_params.hardware == hw] if not sim_params.empty else sim_params
+    meta = json.loads(params.meta.iloc[0]) if not params.empty and params.meta.iloc[0] else {}
+    parameters = json.loads(meta.get("parameters", "{}")) if meta else {}
+    if not parameters:
+        return "unanchored: the simulated run does not record its parameters"
+    return anchors, A.knobs_from_parameters(parameters), parameters.get("budget_gpus")
 
 
 def _rows(f: A.AnchorFit, template: pd.Series, pct: str, y_base: str) -> pd.DataFrame:

@@ -240,7 +240,7 @@ def _envelope_labels(result) -> frozenset[str]:
 
 
 def fit(hardware: str, model: str, workload: str, gpus: int | None, knobs, catalog,
-        anchors: list[Anchor], max_nfev: int = 12) -> AnchorFit:
+        anchors: list[Anchor], max_nfev: int = 8) -> AnchorFit:
     """Fit FREE to the anchors and project the envelope through them (see the module docstring).
     With no fitted anchor the projection is the unanchored one (every multiplier 1, no band)."""
     from opx.simulate import api

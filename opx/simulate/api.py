@@ -345,7 +345,10 @@ def simulate(hardware: str, model: str, workload: str, gpus: int | None, knobs: 
             _SPACE_CACHE[space_key] = search_space(moe, spec.domain, budget, heads_ok, fits)
         layouts = _SPACE_CACHE[space_key]
         if only_layouts is not None:
-            layouts = [lay for lay in layouts if lay.label in only_layouts] or layouts
+            sub_key = (space_key, only_layouts)
+            if sub_key not in _SPACE_CACHE:
+                _SPACE_CACHE[sub_key] = [lay for lay in layouts if lay.label in only_layouts]
+            layouts = _SPACE_CACHE[sub_key] or layouts
         if not layouts:
             raise ValueError(
                 f"{model_slug} ({llm.total_params_b:g} B params at {precision}) does not fit on "
