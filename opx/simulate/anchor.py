@@ -7,9 +7,10 @@ docs/simulator.md ("Anchored projections") gives the method; in short:
   interactivity and a throughput (`point`), throughputs without an interactivity (`peak`: read as
   the system's peak), and interactivities without a throughput at one request (`single`: the
   fastest single session). Each has an uncertainty `sigma` (log space) by provenance.
-- Free parameters (FREE): three multipliers on the calibrated factors, fitted in log space with
+- Free parameters (FREE): four multipliers on the calibrated factors, fitted in log space with
   bounds by scipy's least_squares: the fixed step overhead (`t_layer`, `t_step`), the memory
-  bandwidth efficiency (`eta_m`) and the compute efficiency (`eta_c`, `eta_cp`). A weak log-normal
+  bandwidth efficiency (`eta_m`), the compute efficiency (`eta_c`, `eta_cp`) and the P90 TPOT
+  spread (only P90 anchors see it). A weak log-normal
   prior (a factor of 3 is one standard deviation) keeps a parameter no anchor sees at its
   calibrated value.
 - Residuals: log(predicted / anchor) of the throughput at the anchor's interactivity (point), of
