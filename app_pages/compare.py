@@ -23,6 +23,7 @@ with st.sidebar:
     widgets.percentile_picker()
     st.selectbox("Metric", Y_METRICS, key="y", format_func=lambda k: metrics.y_metric(k).title)
     widgets.run_filters()
+    widgets.anchoring_toggle()
 
 widgets.target_controls()
 

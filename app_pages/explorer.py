@@ -25,6 +25,7 @@ with st.sidebar:
     st.checkbox("Show every run's own curve", key="runs")
     st.checkbox("Show non-frontier points", key="points")
     st.checkbox("Show the value at the target over time", key="trend")
+    widgets.anchoring_toggle()
 
 widgets.target_controls()
 

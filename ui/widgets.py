@@ -103,6 +103,14 @@ def run_filters() -> None:
         st.date_input("Dated until", key="until", min_value=low, max_value=high)
 
 
+def anchoring_toggle() -> None:
+    """Simulated curves are anchored to each system's own figures by default; this shows the
+    calibrated model alone instead (`unanchored=1`)."""
+    st.checkbox("Simulated curves unanchored (the calibrated model alone)", key="unanchored",
+                help="By default each simulated curve is fitted through the same system's "
+                     "measured, published or derived figures shown (docs/simulator.md).")
+
+
 def price_power_editor(state: ViewState, hardware) -> ViewState:
     """Each hardware's price and power, catalog defaults editable; returns the state with what
     differs from the catalog as overrides (which the link then carries)."""
