@@ -32,6 +32,7 @@ from models.view import format_number
 from opx import metrics, queries, store
 from opx.economics import economics_for
 from opx.explorer import STRICTER, explore, filters_for
+from opx.frontier import SIMULATED, kind_of
 
 # Relative tolerance when comparing a figure with the Explorer's value (floating point).
 EPS = 1e-9
@@ -91,8 +92,12 @@ class Plan:
             "usd_per_mtok": [money(v) for v in r.usd_per_mtok], "sized_by": list(r.sized_by),
             "total_per_gpu": derived("total_per_gpu", "total_from"),
             # the Explorer's figure, or what it says instead ("not reachable", "at least ...")
-            "explorer_at_target": [_short(v) if status == "ok" else status for v, status in
-                                   zip(r.explorer_at_target, r.explorer_at_target_status)],
+            # (a simulated headline figure says so: it is a projection, not data)
+            "explorer_at_target": [
+                (_short(v) + (" (simulated)" if kind_of(prov) == SIMULATED else ""))
+                if status == "ok" else status
+                for v, status, prov in zip(r.explorer_at_target, r.explorer_at_target_status,
+                                           r.explorer_at_target_provenance)],
             "output_per_gpu": derived("output_per_gpu", "output_from"),
             "concurrency": [_stated_count(v) for v in r.concurrency],
             "interactivity": other_pct(r.interactivity, r.interactivity_pct, _short, "≥"),
@@ -361,6 +366,7 @@ def _row(s: _Sized, state: ViewState, catalog: Catalog, hw: str, name: str, summ
         "output_from": s.output_from,
         "explorer_at_target": at.value if at is not None and at.status == "ok" else None,
         "explorer_at_target_status": status,
+        "explorer_at_target_provenance": summary.target_provenance if status == "ok" else "",
         "output_per_gpu": s.output, "concurrency": _num(p.concurrency),
         "interactivity": float(p.interactivity), "interactivity_pct": p.interactivity_pct,
         "ttft_s": _num(p.ttft_s), "ttft_pct": p.ttft_pct if _num(p.ttft_s) is not None else None,

@@ -65,7 +65,10 @@ def test_a_stricter_percentiles_figure_meets_the_sla(full_db, catalog):
     assert rubin.gpus == 576 and rubin.interactivity_pct == "p90"
     table = result.table().set_index("Hardware")
     assert table.loc["Vera Rubin NVL72", "Interactivity P50 (tok/s/user)"] == "≥ 387 (P90 figure)"
-    assert "at least 1.7M" in table.loc["Vera Rubin NVL72", "Explorer at target (tok/s/GPU)"]
+    # the Explorer's P50 figure there is the anchored simulated curve's, and says so; the plan
+    # credits the P90 figure, which is below it
+    assert table.loc["Vera Rubin NVL72", "Explorer at target (tok/s/GPU)"].endswith("(simulated)")
+    assert rubin.total_per_gpu == 1.7e6 <= rubin.explorer_at_target
 
 
 VIEWS = [
