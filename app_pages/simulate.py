@@ -8,9 +8,8 @@ from models import ViewState
 from models.simulate_view import FRAMEWORKS, KV_TIERS, PRECISIONS, SimulateState, widget_range
 from opx import metrics, store
 from opx.anchoring import parameter_table, residual_table
-from opx.charts import simulate_chart, wrap_line
+from opx.charts import simulate_chart, simulate_subtitle
 from opx.errors import OpxError
-from opx.simulate import anchor_validation, api
 from ui import data, permissions, share, urlstate, widgets
 from ui.text import escape_md
 
@@ -67,11 +66,12 @@ urlstate.write_page_url(state, PREFIX)
 
 fit = None
 try:
-    result = data.simulation(state.model_dump_json())
-    if state.anchor:
+    if state.anchor:            # the anchored fit carries its own simulation
         fit, left_out = data.anchored_simulation(state)
         widgets.show_notices(left_out)
         result = fit.result
+    else:
+        result = data.simulation(state.model_dump_json())
 except (ValueError, KeyError) as exc:
     st.error(escape_md(f"Cannot simulate this: {exc}"))
     st.stop()
@@ -80,23 +80,10 @@ hw_name = catalog.hardware_name(result.hardware)
 measured_view = widgets.or_stop(data.explorer_view, ViewState(
     model=result.model, workload=result.workload, hw=(result.hardware,), pct="p50", points=True,
     source=("measured", "published", "preview", "derived", "interpolated")))
-measured = measured_view.points
-validation = result.validation or {}
-overall = validation.get("overall", {}) if isinstance(validation, dict) else {}
-held_out = ", ".join(f"{k} {v:.0f}%" for k, v in overall.items() if isinstance(v, float))
-subtitle = [f"opx-sim {api.ENGINE_VERSION}, {result.gpus} GPUs, {len(result.curves)} layout curves; "
-            f"simulated (one value per point, stored as P50).",
-            f"Held-out error (leave-one-system-out, median abs. %): {held_out or 'not available'}.",
-            *wrap_line(anchor_validation.summary_text() or "No anchoring validation on record."),
-            *wrap_line("Anchored to " + "; ".join(dict.fromkeys(
-                r["label"] for r in fit.residuals if r["fitted"]))
-                + "; band from the fit's parameter covariance." if fit and fit.anchored
-                else "Unanchored: pick runs under 'Anchor to runs' to fit the curve to them."),
-            "Blue: measured or published points of the same hardware, model and workload."]
 frame = result.points_frame()
-chart = simulate_chart(frame, result.envelope, measured,
+chart = simulate_chart(frame, result.envelope, measured_view.points,
                        f"Simulated: {hw_name}, {catalog.model_name(result.model)}, "
-                       f"{catalog.workload_name(result.workload)}", subtitle)
+                       f"{catalog.workload_name(result.workload)}", simulate_subtitle(result, fit))
 event = st.altair_chart(chart, key="simulate_chart", on_select="rerun", selection_mode="pick",
                         theme=None)
 
@@ -125,10 +112,10 @@ if fit is not None and fit.anchored:
     st.dataframe(residual_table(fit), hide_index=True, key="anchor_residuals")
     st.caption(escape_md(f"Band: {fit.band_method}. " + " ".join(fit.notes)))
 st.subheader("Envelope (best layout at each interactivity)")
-shown = result.envelope.copy()
-st.dataframe(shown, hide_index=True, key="simulate_envelope")
+st.dataframe(result.envelope, hide_index=True, key="simulate_envelope")
 with st.expander("Every parameter used, and the validation"):
-    st.json(json.loads(json.dumps({"parameters": result.parameters, "validation": validation},
+    st.json(json.loads(json.dumps({"parameters": result.parameters,
+                                   "validation": result.validation or {}},
                                   default=str)), expanded=False)
 
 allowed, why = permissions.can_write()

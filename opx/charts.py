@@ -316,6 +316,25 @@ def _provenance_summary(view: ExplorerView) -> str:
     return "; ".join(parts) if parts else "no data under these filters"
 
 
+def simulate_subtitle(result, fit=None) -> list[str]:
+    """The lines under the Simulate chart: engine and layouts, the held-out errors (by system,
+    and of anchoring), and what the curve is anchored to."""
+    from opx.simulate import anchor_validation, api
+    validation = result.validation if isinstance(result.validation, dict) else {}
+    held_out = ", ".join(f"{k} {v:.0f}%" for k, v in validation.get("overall", {}).items()
+                         if isinstance(v, float))
+    anchored = ("Anchored to " + "; ".join(dict.fromkeys(
+        r["label"] for r in fit.residuals if r["fitted"]))
+        + "; band from the fit's parameter covariance." if fit and fit.anchored
+        else "Unanchored: pick runs under 'Anchor to runs' to fit the curve to them.")
+    return [f"opx-sim {api.ENGINE_VERSION}, {result.gpus} GPUs, {len(result.curves)} layout "
+            "curves; simulated (one value per point, stored as P50).",
+            f"Held-out error (leave-one-system-out, median abs. %): {held_out or 'not available'}.",
+            *wrap_line(anchor_validation.summary_text() or "No anchoring validation on record."),
+            *wrap_line(anchored),
+            "Blue: measured or published points of the same hardware, model and workload."]
+
+
 def simulate_chart(points: pd.DataFrame, envelope: pd.DataFrame, measured: pd.DataFrame,
                    title: str, subtitle: list[str]) -> alt.LayerChart:
     """A simulation's layout curves and envelope over the measured points of the same hardware,
