@@ -52,16 +52,17 @@ if not result.rows.empty:
         "$/hour": text(alignment=right, help="GPUs × $/GPU-hour"),
         "$/M tokens": text(alignment=right,
                            help="$/GPU-hour / (total tok/s/GPU × 3600 / 1e6), as on the Explorer"),
-        "Sized by": text(help="Concurrency (whole deployments of that many sessions) or "
-                              "throughput (output tok/s per GPU); see below"),
-        "Throughput (tok/s/GPU)": text(alignment=right, help="Total tok/s per GPU the plan uses"),
-        "Explorer at target (tok/s/GPU)": text(
-            alignment=right, help=f"The Explorer's total tok/s/GPU at {state.target:g} tok/s/user "
-                                  f"({pct}); the plan never uses more"),
+        "At target (tok/s/GPU)": text(
+            alignment=right, help=f"The figure at {state.target:g} tok/s/user ({pct}), as on the "
+                                  "Explorer: the plan sizes with exactly it"),
+        "How it was obtained": text(help="A point, interpolated between two named points, at "
+                                         "least a faster point, or a projection"),
         "Output (tok/s/GPU)": text(alignment=right, help="Output tok/s per GPU used to size"),
         "Concurrency": text(alignment=right),
-        f"Interactivity {pct} (tok/s/user)": text(alignment=right),
-        f"TTFT {pct} (s)": text(alignment=right),
+        "Interactivity (tok/s/user)": text(alignment=right,
+                                           help="Where the figure sits: the target, or the "
+                                                "faster point of an at-least figure"),
+        "TTFT (s)": text(alignment=right, help=f"TTFT {pct} of the configuration deployed"),
         "GPUs per deployment": text(alignment=right),
     })
     st.caption(escape_md(views.planner_sizing_text(result, catalog) + " Racks are GPUs over the "

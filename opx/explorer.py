@@ -17,14 +17,9 @@ from models.view import RUN_FILTER_FIELDS, format_number
 from opx import metrics, queries, store
 from opx.anchoring import anchor_view
 from opx.economics import economics_for
-from opx.frontier import (DATA, SIMULATED, SNAP, Figure, Kind, Multiple, ValueAt, divide,
-                          like_with_like, provenance_names, value_at)
-
-
-# Percentiles whose TPOT is at least this one's, so whose interactivity is at most this one's: a
-# figure that reaches x at P90 reaches x at P50 too (the same requests' P50 TPOT <= P90 TPOT).
-# The mean has no such order with any percentile (a long tail can put it above P90).
-STRICTER = {"mean": (), "p50": ("p90", "p99"), "p90": ("p99",), "p99": ()}
+from opx.frontier import DATA, SIMULATED, Figure, Kind, Multiple, ValueAt, value_at
+from opx import resolve as resolver
+from opx.resolve import STRICTER, Answer, Peak
 
 
 @dataclass(frozen=True)
@@ -56,87 +51,65 @@ class Drawn:
 
 
 @dataclass(frozen=True)
-class StricterFigure:
-    """A figure (not simulated) at a stricter percentile that reaches the target, when no figure
-    at the chosen percentile has a value there: the target is then reached at the chosen
-    percentile too, with at least `value` (the throughput of that figure)."""
-    pct: str
-    x: float
-    value: float
-    provenance: str
-    source: str
-
-
-@dataclass(frozen=True)
 class HardwareSummary:
+    """One hardware in a view: its figure at the target (`answer`, from `opx.resolve`, the one
+    function every page, export and brief reads), its one peak, and the curves drawn for it."""
     hardware: str
     name: str
-    data: Drawn                        # measured / published / preview / derived figures
+    answer: Answer
+    peak_figure: Peak
+    data: Drawn                        # measured / published / preview / derived curve
     simulated: Drawn | None            # None: nothing simulated is drawn for this hardware
     multiple_at_target: Multiple | None    # None for the baseline itself
     multiple_at_peak: Multiple | None
     runs: int
     points: int
-    target_note: str = ""              # what is true at the target when no figure has a value
-    stricter: StricterFigure | None = None
-
-    # The headline figure of the hardware: the data's where data is drawn at this percentile,
-    # else the simulation's (the planner and the chart's target circles read these).
-    @property
-    def _target_side(self) -> Drawn:
-        if not self.data.has_curve and self.simulated is not None and self.simulated.has_curve:
-            return self.simulated
-        return self.data
-
-    @property
-    def simulated_only(self) -> bool:
-        """No data curve at this percentile: the value at the target is the simulation's."""
-        return self._target_side is self.simulated
 
     @property
     def at_target(self) -> ValueAt:
-        return self._target_side.at_target
+        """The answer as a value at the target (the chart's target circles read it)."""
+        a = self.answer
+        return (ValueAt("ok", a.value, exact=a.how == "point") if a.ok
+                else ValueAt("not_reachable" if a.status == "not_reachable" else "no_data"))
+
+    @property
+    def target_note(self) -> str:
+        return "" if self.answer.ok else self.answer.reason
 
     @property
     def target_provenance(self) -> str:
-        return self._target_side.target_provenance
+        return self.answer.provenance
 
     @property
     def target_source(self) -> str:
-        return self._target_side.target_source
+        return "; ".join(dict.fromkeys(c.source for c in self.answer.configs if c.source))
+
+    @property
+    def simulated_only(self) -> bool:
+        """The figure at the target is the projection's."""
+        return self.answer.kind == SIMULATED
 
     @property
     def simulated_at_target(self) -> ValueAt | None:
-        """The simulation at the target, beside the data (None without a simulated curve)."""
+        """What the projection alone says at the target, beside the answer (None without a
+        simulated curve)."""
         return self.simulated.at_target if self.simulated and self.simulated.has_curve else None
 
     @property
-    def _peak_side(self) -> Drawn:
-        if self.data.peak is None and self.simulated is not None:
-            return self.simulated
-        return self.data
-
-    @property
     def peak(self) -> float | None:
-        return self._peak_side.peak
+        return self.peak_figure.value
 
     @property
     def peak_provenance(self) -> str:
-        return self._peak_side.peak_provenance
+        return self.peak_figure.provenance
 
     @property
     def peak_source(self) -> str:
-        return self._peak_side.peak_source
-
-    @property
-    def simulated_peak(self) -> float | None:
-        return self.simulated.peak if self.simulated else None
+        return self.peak_figure.source
 
     @property
     def reachable(self) -> bool:
-        """Some figure drawn has a value at the target, or a stricter percentile's reaches it."""
-        return (self.data.at_target.status == "ok" or self.stricter is not None
-                or (self.simulated is not None and self.simulated.at_target.status == "ok"))
+        return self.answer.ok
 
     def drawn(self) -> list[Drawn]:
         return [d for d in (self.data, self.simulated) if d is not None]
@@ -168,8 +141,9 @@ class ExplorerView:
         return pd.concat(frames).drop_duplicates().rename(columns=cols).reset_index(drop=True)
 
     def table(self) -> pd.DataFrame:
-        """The per-hardware table under the chart, as shown: data and simulated figures in columns
-        of their own, every cell a word or a formatted number."""
+        """The per-hardware table under the chart, as shown: the figure at the target and how it
+        was obtained (the resolver's), what the projection alone says there, the one peak; every
+        cell a word or a formatted number."""
         y = metrics.y_metric(self.state.y)
         peak = "Peak" if y.direction == "higher" else "Best (at peak throughput)"
         at = f"At {format_number(self.state.target)} tok/s/user"
@@ -178,42 +152,34 @@ class ExplorerView:
         rows = []
         for s in self.summaries:
             sim = s.simulated
-            sources = [d.target_source for d in s.drawn()] + [d.peak_source for d in s.drawn()]
-            if s.stricter:
-                sources.append(s.stricter.source)
+            a = s.answer
             rows.append({
                 "Hardware": s.name,
-                f"{at}, data ({y.unit})": _target_cell(s.data, s.stricter, pct, y),
-                "Provenance at target": s.data.target_provenance,
-                f"{at}, simulated ({y.unit})": (_target_cell(sim, None, pct, y) if sim
-                                                 else f"no {pct} simulation"),
+                f"{at} ({y.unit})": a.cell(y),
+                "Kind": ("projection" if a.kind == SIMULATED else a.kind) or "–",
+                "How": a.how_text(self.state.target),
+                f"Projection at target ({y.unit})": (_projection_cell(sim, pct) if sim
+                                                     else f"no {pct} simulation"),
                 f"× {base_name} at target": "baseline" if s.multiple_at_target is None
                     else s.multiple_at_target.text,
-                f"{peak}, data ({y.unit})": _peak_cell(s.data.peak, "no data"),
-                "Provenance at peak": s.data.peak_provenance,
-                f"{peak}, simulated ({y.unit})": _peak_cell(sim.peak if sim else None,
-                                                            "no simulation"),
+                f"{peak} ({y.unit})": _peak_cell(s.peak, "no data"),
+                "Provenance at peak": s.peak_provenance,
                 "Simulated curve": (self.anchoring[s.hardware].text
                                     if sim and s.hardware in self.anchoring else ""),
                 f"× {base_name} at peak": "baseline" if s.multiple_at_peak is None
                     else s.multiple_at_peak.text,
-                "Source": "; ".join(dict.fromkeys(x for x in sources if x)),
+                "Source": "; ".join(dict.fromkeys(x for x in (s.target_source, s.peak_source)
+                                                  if x)),
             })
         return pd.DataFrame(rows)
 
 
-def _target_cell(d: Drawn, stricter: StricterFigure | None, pct: str, y: metrics.Metric) -> str:
-    """One kind's value at the target, or what is true there instead."""
+def _projection_cell(d: Drawn, pct: str) -> str:
+    """The projection's own value at the target, or where its curve ends."""
     if d.at_target.status == "ok":
         return metrics.format_value(d.at_target.value)
-    if stricter is not None:
-        bound = "≥" if y.direction == "higher" else "≤"
-        return (f"{bound} {metrics.format_value(stricter.value)} ({pct_label(stricter.pct)} "
-                f"{_provenance_words(stricter.provenance)} figure)")
     if not d.has_curve:
-        return f"no {pct} data" if d.kind == DATA else f"no {pct} simulation"
-    if d.kind == DATA:
-        return d.at_target.text          # "not reachable", "below measured range"
+        return f"no {pct} simulation"
     if d.at_target.status == "not_reachable":
         return f"not reachable (tops out at {metrics.format_value(d.x_hi)})"
     return f"below simulated range (starts at {metrics.format_value(d.x_lo)})"
@@ -221,10 +187,6 @@ def _target_cell(d: Drawn, stricter: StricterFigure | None, pct: str, y: metrics
 
 def _peak_cell(value: float | None, missing: str) -> str:
     return metrics.format_value(value) if value is not None else missing
-
-
-def _provenance_words(provenance: str) -> str:
-    return " / ".join(dict.fromkeys(provenance_names(provenance))) or provenance
 
 
 def filters_for(state: ViewState) -> queries.Filters:
@@ -313,37 +275,39 @@ def compute(data: ExplorerData, state: ViewState, catalog: Catalog) -> ExplorerV
     pts, refs = _convert(pts, metric, econ), _convert(refs, metric, econ)
     near = _convert(_decorate(near, catalog), metric, econ) if not near.empty else near
     baseline = state.effective_baseline()
-    target_text = f"{format_number(state.target)} tok/s/user"
     notes: list[str] = ([f"Only runs with {state.run_filter_text()} are drawn."]
                         if state.run_filter_text() else [])
 
     # Simulated runs get envelopes of their own and never mix into the data's: each hardware has
     # a data side and a simulated side, each with its value at the target and its peak, and a
     # multiple divides figures of one kind where it can (`frontier.like_with_like`).
+    stricter = {q: _convert(_decorate(df, catalog), metric, econ)
+                for q, df in data.stricter.items()}
     summaries: list[HardwareSummary] = []
     for hw in state.hw:
         name = catalog.hardware_name(hw)
-        data_side = _drawn(pts, refs, hw, False, state.target, metric, econ.get(hw)) \
-            or Drawn(DATA)
-        sim_side = _drawn(pts, refs, hw, True, state.target, metric, econ.get(hw))
-        sides = [d for d in (data_side, sim_side) if d is not None]
-        has_value = any(d.at_target.status == "ok" for d in sides)
-        stricter = None if has_value else _stricter_figure(
-            data.stricter, hw, state.target, metric, econ.get(hw))
+        e = econ.get(hw)
+        inputs = resolver.Inputs(pts, refs, stricter,
+                                 convert=lambda t, e=e: _metric_value(metric, e, t))
         c = cover.set_index("hardware").loc[hw] if not cover.empty and hw in set(cover.hardware) \
             else None
         summaries.append(HardwareSummary(
-            hardware=hw, name=name, data=data_side, simulated=sim_side,
+            hardware=hw, name=name,
+            answer=resolver.resolve(inputs, hw, name, state.target, state.pct, metric),
+            peak_figure=resolver.peak_of(inputs, hw),
+            data=_drawn(pts, refs, hw, False, state.target, metric, e) or Drawn(DATA),
+            simulated=_drawn(pts, refs, hw, True, state.target, metric, e),
             multiple_at_target=None, multiple_at_peak=None,
-            runs=int(c.runs) if c is not None else 0, points=int(c.points) if c is not None else 0,
-            target_note="" if has_value else _target_note(name, sides, stricter, target_text,
-                                                          state.pct, metric),
-            stricter=stricter))
+            runs=int(c.runs) if c is not None else 0, points=int(c.points) if c is not None else 0))
     base = next((s for s in summaries if s.hardware == baseline), None)
     if base is not None:
         summaries = [s if s is base else dataclasses.replace(
-            s, multiple_at_target=_multiple_at_target(s, base, state.target, state.pct),
-            multiple_at_peak=_multiple_at_peak(s, base)) for s in summaries]
+            s, multiple_at_target=resolver.multiple_at_target(s.answer, base.answer, state.target),
+            multiple_at_peak=resolver.multiple_at_peak(s.peak_figure, base.peak_figure, s.name,
+                                                       base.name))
+            for s in summaries]
+    if summaries:
+        notes.append(f"The figure at the target: {resolver.RULE}")
 
     cover_by_hw = {r.hardware: r for r in cover.itertuples()} if not cover.empty else {}
     for hw in state.hw:
@@ -393,42 +357,6 @@ def compute(data: ExplorerData, state: ViewState, catalog: Catalog) -> ExplorerV
                         summaries=summaries, notes=notes, operating=near, anchoring=anchoring)
 
 
-def _multiple_at_target(s: HardwareSummary, base: HardwareSummary, target: float,
-                        pct: str) -> Multiple:
-    """A(x) / B(x), like with like; else why there is none, in words true of what is drawn."""
-    target_text = f"{format_number(target)} tok/s/user"
-    pair = like_with_like([f for d in s.drawn() if (f := d.target_figure)],
-                          [f for d in base.drawn() if (f := d.target_figure)])
-    if pair:
-        return divide(*pair, base.name, f"at {target_text}")
-    # Only a side with no figure at all at x leaves no pair; the baseline's reason first.
-    lacking = [x for x in (base, s) if x.target_note]
-    if len(lacking) == 2 and base.stricter and s.stricter and base.stricter.pct == s.stricter.pct:
-        stricter = pct_label(s.stricter.pct)
-        reason = (f"no {pct_label(pct)} figure of {s.name} or {base.name} at {target_text}; their "
-                  f"{stricter} figures reach it, so their {pct_label(pct)} interactivity does too")
-        if _at(s.stricter.x, target) and _at(base.stricter.x, target) and base.stricter.value:
-            # both stricter figures sit at the target: their multiple is the one at that percentile
-            reason += (f" ({metrics.format_multiple(s.stricter.value / base.stricter.value)} "
-                       f"at {stricter})")
-        return Multiple(None, reason)
-    return Multiple(None, lacking[0].target_note)
-
-
-def _at(x: float, target: float) -> bool:
-    return abs(x - target) <= SNAP * target
-
-
-def _multiple_at_peak(s: HardwareSummary, base: HardwareSummary) -> Multiple:
-    """max A / max B, like with like (data peaks, else simulated peaks, else mixed and named)."""
-    pair = like_with_like([f for d in s.drawn() if (f := d.peak_figure)],
-                          [f for d in base.drawn() if (f := d.peak_figure)])
-    if pair:
-        return divide(*pair, base.name, "at peak")
-    missing = base if not any(d.peak is not None for d in base.drawn()) else s
-    return Multiple(None, f"no {missing.name} data")
-
-
 def _drawn(pts: pd.DataFrame, refs: pd.DataFrame, hw: str, simulated: bool, target: float,
            metric: metrics.Metric, econ) -> Drawn | None:
     """One kind of figures of one hardware as drawn: its envelope and its reference lines."""
@@ -455,66 +383,6 @@ def _rows(df: pd.DataFrame, hw: str, simulated: bool, envelope: bool = False) ->
         return df
     keep = (df.hardware == hw) & (df.simulated == simulated)
     return df[keep & df.on_envelope] if envelope else df[keep]
-
-
-def _stricter_figure(frames: dict[str, pd.DataFrame], hw: str, target: float,
-                     metric: metrics.Metric, econ) -> StricterFigure | None:
-    """The best non-simulated figure at a stricter percentile that reaches the target: its
-    interactivity at the chosen percentile is at least as high (TPOT P50 <= P90 <= P99 for the
-    same requests), so the target is reached there too."""
-    for pct, df in frames.items():
-        if df.empty:
-            continue
-        env = df[(df.hardware == hw) & ~df.simulated.astype(bool) & df.on_envelope
-                 & (df.x >= target * (1 - SNAP))]
-        if env.empty:
-            continue
-        top = env.loc[env.y.idxmax()]
-        value = _metric_value(metric, econ, top.y)
-        if value is not None:
-            return StricterFigure(pct, float(top.x), value, str(top.provenance),
-                                  _source_text(top.source, top.source_url))
-    return None
-
-
-def _target_note(name: str, sides: list[Drawn], stricter: StricterFigure | None,
-                 target_text: str, pct: str, metric: metrics.Metric) -> str:
-    """Why a hardware has no value at the target, true of everything drawn for it (its data and
-    its simulated curve) and of what a stricter percentile says."""
-    if stricter is not None:
-        bound = "at least" if metric.direction == "higher" else "at most"
-        return (f"{name} has no {pct_label(pct)} figure at {target_text}; its "
-                f"{pct_label(stricter.pct)} {_provenance_words(stricter.provenance)} figure reaches "
-                f"it, so its {pct_label(pct)} interactivity does too ({bound} "
-                f"{metrics.format_value(stricter.value)} {metric.unit} there)")
-    curves = [d for d in sides if d.has_curve]
-    if not curves:
-        if any(d.peak is not None for d in sides):
-            return f"{name} has no figure with a {pct_label(pct)} interactivity"
-        return f"no {name} data"
-    statuses = {d.at_target.status for d in curves}
-    simulated = any(d.kind == SIMULATED for d in curves)
-    if statuses == {"not_reachable"}:
-        detail = "; ".join(_edge(d, top=True) for d in curves)
-        return f"{name} cannot reach {target_text}" + (f" ({detail})" if simulated else "")
-    if statuses == {"below_range"}:
-        if not simulated:
-            return f"{target_text} is below {name}'s measured range"
-        ranges = " and ".join(dict.fromkeys("simulated" if d.kind == SIMULATED else "measured"
-                                            for d in curves))
-        detail = "; ".join(_edge(d, top=False) for d in curves)
-        return f"{target_text} is below {name}'s {ranges} range ({detail})"
-    # the target falls between what the data covers and what the simulation covers
-    detail = "; ".join(_edge(d, top=d.at_target.status == "not_reachable") for d in curves)
-    return f"{name} has no figure at {target_text} ({detail})"
-
-
-def _edge(d: Drawn, top: bool) -> str:
-    """Where one kind's curve ends ("simulated curve tops out at 327 tok/s/user")."""
-    x = metrics.format_value(d.x_hi if top else d.x_lo)
-    if d.kind == SIMULATED:
-        return f"simulated curve {'tops out' if top else 'starts'} at {x} tok/s/user"
-    return f"data {'top out' if top else 'start'} at {x} tok/s/user"
 
 
 def _simulated_percentiles() -> str:

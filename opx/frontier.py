@@ -130,6 +130,7 @@ class Figure:
     """One side's figure of one kind, at a target or at peak: what a multiple divides."""
     value: float
     provenance: str            # as shown, e.g. "preview", "interpolated between simulated points"
+    bound: str = ""            # "≥" / "≤" when the figure is a bound (a point meeting the target)
 
     @property
     def kind(self) -> Kind:
@@ -147,6 +148,7 @@ class Multiple:
     reason: str = ""                 # why there is no number
     a: Figure | None = None          # the figures divided, when there is a number
     b: Figure | None = None
+    bounds: tuple[str, ...] = ()     # the sides whose figure is a bound ("at least"), by name
 
     @property
     def kind(self) -> str:
@@ -162,7 +164,12 @@ class Multiple:
         if not self.kind:
             return ""
         words = f"{self.a.kind_text} vs {self.b.kind_text}"
-        return f"mixed: {words}" if self.kind == "mixed" else words
+        words = f"mixed: {words}" if self.kind == "mixed" else words
+        if len(self.bounds) == 2:
+            words += "; both figures are at-least figures"
+        elif self.bounds:
+            words += f"; {self.bounds[0]}'s figure is an at-least figure"
+        return words
 
     @property
     def short(self) -> str:
@@ -177,15 +184,16 @@ class Multiple:
         tokens; ..."), or the reason there is no number: the words beside a headline `short`."""
         if self.value is None or self.a is None or self.b is None:
             return self.reason
-        return (f"{metric.format(self.a.value)} vs {metric.format(self.b.value, unit=True)}; "
-                f"{self.basis}")
+        a = f"{self.a.bound} {metric.format(self.a.value)}".strip()
+        b = f"{self.b.bound} {metric.format(self.b.value, unit=True)}".strip()
+        return f"{a} vs {b}; {self.basis}"
 
     @property
     def text(self) -> str:
         """The number, saying its basis unless it divides data by data, or the reason."""
         if self.value is None:
             return self.reason
-        return self.short if self.kind == DATA else f"{self.short} ({self.basis})"
+        return self.short if self.kind == DATA and not self.bounds else f"{self.short} ({self.basis})"
 
 
 def like_with_like(a: Sequence[Figure], b: Sequence[Figure]) -> tuple[Figure, Figure] | None:

@@ -88,7 +88,7 @@ def _base_cte(f: Filters) -> str:
     return f"""
     base AS (
         SELECT {RUN_FIELDS}, m.seq, m.concurrency, m.request_rate,
-               m.{x_col} AS x, m.{y_col} AS y,
+               m.{x_col} AS x, m.{y_col} AS y, m.ttft_{f.pct}_s AS ttft,
                (m.tpot_mean_s IS NULL AND m.tpot_p50_s IS NULL AND m.tpot_p90_s IS NULL
                     AND m.tpot_p99_s IS NULL)
                    AS interactivity_unstated,

@@ -78,32 +78,29 @@ def chart_data(view: ExplorerView) -> pd.DataFrame:
 
 
 def _value_json(s: HardwareSummary, view: ExplorerView) -> dict[str, Any]:
-    """`at_target` and `peak` are the headline figures (the data's, else the simulation's, as
-    their provenance says); the data's and the simulation's are also given apart, with whether
-    the simulated curve is anchored and each anchor's residual."""
-    sim = s.simulated
+    """`at_target` is the resolver's figure (`opx.resolve`, the same on every page), with how it
+    was obtained and the configuration(s) behind it; `peak` the hardware's one peak;
+    `simulated_at_target` what the projection alone says at the target, with its anchoring."""
     sim_at = s.simulated_at_target
     anchoring = view.anchoring.get(s.hardware)
     anchor = (anchoring.as_json() if anchoring else
-              {"anchored": False, "anchoring": "no simulated curve" if sim is None else "",
+              {"anchored": False,
+               "anchoring": "no simulated curve" if s.simulated is None else "",
                "anchor_residuals": [], "anchor_parameters": None})
+    a = s.answer
     return {"hardware": s.hardware, "name": s.name,
-            "at_target": s.at_target.value if s.at_target.status == "ok" else None,
-            "at_target_status": s.at_target.text or "ok", "at_target_exact": s.at_target.exact,
-            "reachable": s.reachable, "target_note": s.target_note,
+            "at_target": a.value, "at_target_status": "ok" if a.ok else a.status.replace("_", " "),
+            "at_target_exact": a.how == "point", "at_target_how": a.how,
+            "at_target_kind": a.kind, "at_target_bound": a.bound,
+            "at_target_how_text": a.how_text(view.state.target),
+            "at_target_throughput_per_gpu": a.tput, "at_target_interactivity": a.x,
+            "configurations": [c.as_json() for c in a.configs],
+            "reachable": s.reachable, "target_note": s.target_note, "target_fix": a.fix,
             "target_provenance": s.target_provenance, "target_source": s.target_source,
             "peak": s.peak, "peak_provenance": s.peak_provenance, "peak_source": s.peak_source,
-            "data_at_target": s.data.at_target.value if s.data.at_target.status == "ok" else None,
-            "data_target_provenance": s.data.target_provenance,
-            "data_peak": s.data.peak, "data_peak_provenance": s.data.peak_provenance,
             "simulated_at_target": sim_at.value if sim_at and sim_at.status == "ok" else None,
             "simulated_at_target_status": (sim_at.text or "ok") if sim_at else "no simulation",
-            "simulated_peak": sim.peak if sim else None,
-            **anchor,
-            "at_least_from_stricter_percentile": (
-                {"percentile": s.stricter.pct, "interactivity": s.stricter.x,
-                 "value": s.stricter.value, "provenance": s.stricter.provenance}
-                if s.stricter else None)}
+            **anchor}
 
 
 def _multiple_json(prefix: str, m) -> dict[str, Any]:
@@ -160,10 +157,8 @@ def planner_context(plan, catalog: Catalog, link_text: str,
     title = (f"Fleet plan: {catalog.model_name(s.model)}, {catalog.workload_name(s.workload)}, "
              f"≥ {format_number(s.target)} tok/s/user {pct_label(s.pct)}"
              + (f", TTFT ≤ {s.ttft:g} s" if s.ttft else ""))
-    pick = ("needs the fewest GPUs" if s.sessions or s.tps else
-            "has the most output tok/s per GPU")
-    sub = [f"Demand: {demand}. Per system, the point meeting the SLA that {pick}; throughput "
-           "per GPU never above the Explorer's at the target.",
+    sub = [f"Demand: {demand}. Per system, its figure at the target (the Explorer's, in total "
+           "tok/s/GPU) and the configuration behind it.",
            f"opx, {(as_of or dt.date.today()).isoformat()}"
            + (f" · {link_text}" if link_text else "")]
     # lines of at most PLANNER_SUBTITLE_CHARS, so a long link never widens or clips the chart
@@ -177,13 +172,12 @@ def planner_sizing_text(plan, catalog: Catalog) -> str:
     share = (f"{w.osl:,} / ({w.isl:,} + {w.osl:,}) = {plan.output_share:.3%}"
              f" for {w.name}" if w and plan.output_share else
              f"unknown for `{s.workload}` (not in the workload catalog)")
-    return ("Per system, the point meeting the SLA that needs the fewest GPUs for the demand. "
-            "A point that states its concurrency is sized in whole deployments of that many "
-            "sessions; one that does not is sized by its output tok/s per GPU: stated, or its "
-            f"total tok/s per GPU times the workload's output share OSL / (ISL + OSL) ({share}); "
-            "each session consumes the point's interactivity in output tok/s. The total tok/s per "
-            "GPU used never exceeds the Explorer's value at the same target (a higher figure is "
-            "capped to it, and the row says so).")
+    return ("Each system is sized with its figure at the target, the one the Explorer, Compare "
+            "and every export show (total tok/s/GPU), and deploys the configuration behind it (of "
+            "two interpolated points, the faster one). Output tok/s per GPU is that figure times "
+            f"the workload's output share OSL / (ISL + OSL) ({share}); each session consumes the "
+            "interactivity the figure sits at in output tok/s; GPUs come in whole deployments of "
+            "the configuration. A TTFT limit is checked against that configuration's TTFT.")
 
 
 def planner_json(plan, link_text: str, catalog: Catalog) -> dict[str, Any]:
