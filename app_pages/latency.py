@@ -25,6 +25,10 @@ with st.sidebar:
 state = urlstate.write_url(urlstate.state_from_widgets())
 
 view = widgets.or_stop(data.latency_view, state)
+if view.answers:
+    # the figure every page shows at the target, and the point behind it that is drawn below
+    st.subheader(escape_md(f"At {format_number(state.target)} tok/s/user ({pct_label(state.pct)})"))
+    st.dataframe(latency.answers_table(view), hide_index=True, key="latency_answers")
 for note in view.notes:
     st.info(escape_md(note))
 
@@ -41,9 +45,9 @@ if not view.runs.empty:
         state = urlstate.write_url(state.model_copy(update={"run": tuple(ss["run"])}))
     if not view.picked:
         st.caption(escape_md(
-            f"Shown: per hardware, the run on its envelope nearest "
-            f"{format_number(state.target)} tok/s/user ({pct_label(state.pct)}), or where the "
-            "envelope does not reach that, the run with the most envelope points (see Why shown)."))
+            "Shown: per hardware, the run(s) behind its figure at "
+            f"{format_number(state.target)} tok/s/user ({pct_label(state.pct)}), the figure every "
+            "page shows (see Why shown)."))
     st.altair_chart(latency_chart(view.points, state.pct, state.conc, catalog),
                     key="latency_chart", theme=None)
     for note in latency.missing_by_run(view.points, state.pct):    # (empty panels: in the chart)
@@ -70,5 +74,6 @@ if not view.kv_pool.empty:
             + " vs ".join(f"{v:.3g} s ({k})" for k, v in ttft.items() if v == v)
             + (f"; requests served {served[0]} with the pool" if served else "")))
 
-st.subheader("Share")
+st.subheader("Share and export")
 share.share_box("/latency", state)
+share.export_buttons("/latency", "latency", state, key="latency_export")

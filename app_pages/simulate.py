@@ -4,19 +4,22 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
-from models import ViewState
-from models.simulate_view import FRAMEWORKS, KV_TIERS, PRECISIONS, SimulateState, widget_range
+from models import pct_label
+from models.simulate_view import (FRAMEWORKS, KV_TIERS, PRECISIONS, SIM_PERCENTILES,
+                                  SimulateState, widget_range)
+from models.view import format_number
 from opx import metrics, store
 from opx.anchoring import parameter_table, residual_table
-from opx.charts import simulate_chart, simulate_subtitle
 from opx.errors import OpxError
+from opx.links import simulate_link
 from ui import data, permissions, share, urlstate, widgets
 from ui.text import escape_md
 
 PREFIX = "sim_"
 catalog = data.catalog()
 permissions.sidebar_controls()
-notices = urlstate.seed_page_from_url(SimulateState, data.resolver(), PREFIX)
+notices = urlstate.seed_page_from_url(SimulateState, data.resolver(), PREFIX,
+                                      start=data.simulate_start)
 st.title("Simulate")
 st.caption("Curves from opx-sim, a calibrated roofline model of serving (docs/simulator.md). "
            "Everything here is a projection, labelled simulated, with its held-out error.")
@@ -32,11 +35,13 @@ with st.sidebar:
                  key=f"{PREFIX}workload", format_func=catalog.workload_name)
     st.number_input("GPU budget (0 = one system)", *widget_range("gpus"), step=8,
                     key=f"{PREFIX}gpus")
+    st.radio("Statistic", SIM_PERCENTILES, key=f"{PREFIX}pct", horizontal=True,
+             format_func=pct_label)
     runs = data.anchor_candidates(*(st.session_state[f"{PREFIX}{k}"] for k in ("hw", "model",
                                                                              "workload")))
-    names = dict(zip(runs.run_id, runs.label + " (" + runs.provenance + ")"))
-    st.session_state[f"{PREFIX}anchor"] = [i for i in st.session_state.get(f"{PREFIX}anchor")
-                                           or () if i in names]
+    names = dict(zip(runs.run_id, runs.option))
+    st.session_state[f"{PREFIX}anchor"] = list(dict.fromkeys(
+        i for i in st.session_state.get(f"{PREFIX}anchor") or () if i in names))
     st.multiselect("Anchor to runs", list(names), key=f"{PREFIX}anchor", format_func=names.get,
                    help="Fit the overhead, memory, compute and spread multipliers to these runs' "
                         "points and draw the curve through them with a band (docs/simulator.md).")
@@ -57,6 +62,8 @@ with st.sidebar:
     st.number_input("HBM TB/s per GPU (empty = catalog)", *widget_range("hbm"), value=None,
                     key=f"{PREFIX}hbm")
 
+st.number_input("Target interactivity (tok/s/user)", *widget_range("target"), step=1.0,
+                key=f"{PREFIX}target")
 try:
     state = urlstate.page_state_from_widgets(SimulateState, PREFIX)
 except ValueError as exc:
@@ -64,28 +71,27 @@ except ValueError as exc:
     st.stop()
 urlstate.write_page_url(state, PREFIX)
 
-fit = None
 try:
-    if state.anchor:            # the anchored fit carries its own simulation
-        fit, left_out = data.anchored_simulation(state)
-        widgets.show_notices(left_out)
-        result = fit.result
-    else:
-        result = data.simulation(state.model_dump_json())
+    sim = data.simulate_view(state)
 except (ValueError, KeyError) as exc:
     st.error(escape_md(f"Cannot simulate this: {exc}"))
     st.stop()
+widgets.show_notices(sim.notes)
+result, fit = sim.result, sim.fit
 
-hw_name = catalog.hardware_name(result.hardware)
-measured_view = widgets.or_stop(data.explorer_view, ViewState(
-    model=result.model, workload=result.workload, hw=(result.hardware,), pct="p50", points=True,
-    source=("measured", "published", "preview", "derived", "interpolated")))
+# The figure every page shows for this system at the target, and the projection's own value.
+y = metrics.y_metric("total")
+answer = sim.view.summaries[0].answer
+target_text = f"{format_number(state.target)} tok/s/user ({pct_label(state.pct)})"
+c1, c2 = st.columns(2)
+c1.metric(f"At {target_text}, as on every page", answer.cell(y))
+c1.caption(escape_md(answer.how_text(state.target)))
+c2.metric(f"This projection at {target_text}", sim.projection.cell(y))
+c2.caption(escape_md(sim.projection.how_text(state.target) if sim.projection.ok else
+                     sim.projection.reason))
+event = st.altair_chart(sim.chart(catalog), key="simulate_chart", on_select="rerun",
+                        selection_mode="pick", theme=None)
 frame = result.points_frame()
-chart = simulate_chart(frame, result.envelope, measured_view.points,
-                       f"Simulated: {hw_name}, {catalog.model_name(result.model)}, "
-                       f"{catalog.workload_name(result.workload)}", simulate_subtitle(result, fit))
-event = st.altair_chart(chart, key="simulate_chart", on_select="rerun", selection_mode="pick",
-                        theme=None)
 
 picked = (event.selection.get("pick") or []) if event else []
 if picked:
@@ -133,6 +139,8 @@ if st.button("Save these curves as simulated runs", disabled=not allowed, help=w
 if not allowed:
     st.caption(escape_md(why))
 
-st.subheader("Share")
+st.subheader("Share and export")
 query = urlencode(state.to_query(), doseq=True)
 st.code(f"{share.base_url()}/simulate{'?' + query if query else ''}", language=None)
+share.export_buttons("/simulate", "simulate", sim.view.state, key="simulate_export",
+                     link=simulate_link(state.to_query()))

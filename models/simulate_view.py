@@ -5,10 +5,12 @@ from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from models.view import (SlugResolver, _choice, _getter, _is_run_id, _number_in, field_range,
-                         format_number, range_text, ranged, unknown_params)
+from models.view import (TARGET_MAX, TARGET_MIN, SlugResolver, _choice, _getter, _is_run_id,
+                         _number_in, field_range, format_number, range_text, ranged,
+                         unknown_params)
 
 KV_TIERS = ("none", "pool")
+SIM_PERCENTILES = ("p50", "p90")      # the statistics the simulator gives
 PRECISIONS = ("auto", "fp4", "fp8", "bf16")
 FRAMEWORKS = ("pooled", "trtllm", "sglang", "vllm")
 
@@ -32,6 +34,9 @@ class SimulateState(BaseModel):
     fp4: float | None = Field(default=None, **ranged(0.1, 1000.0))  # override dense FP4 PFLOPS
     hbm: float | None = Field(default=None, **ranged(0.1, 1000.0))  # override HBM TB/s
     anchor: tuple[str, ...] = ()      # run ids the projection is anchored to (none: unanchored)
+    # the question the figure at the target answers, as on every page
+    pct: str = "p50"
+    target: float = Field(default=387.0, **ranged(TARGET_MIN, TARGET_MAX))
 
     def to_query(self) -> dict[str, list[str]]:
         default = SimulateState()
@@ -74,7 +79,7 @@ class SimulateState(BaseModel):
             else:
                 values[name] = int(value) if whole else value
         for name, allowed in (("kv", KV_TIERS), ("precision", PRECISIONS),
-                              ("framework", FRAMEWORKS)):
+                              ("framework", FRAMEWORKS), ("pct", SIM_PERCENTILES)):
             _choice(get(name), name, allowed, name, values, notices)
         raw = get("layout")
         if raw is not None:

@@ -155,18 +155,37 @@ def knobs_of(s):
                     framework=None if s.framework == "pooled" else s.framework)
 
 
-def anchor_candidates(db, hardware: str, model: str, workload: str) -> pd.DataFrame:
+def anchor_candidates(db, hardware: str, model: str, workload: str, catalog=None) -> pd.DataFrame:
     """The runs that can anchor a projection of this system: its non-simulated runs, one row per
-    run (run_id, label, provenance, points)."""
+    run (run_id, label, provenance, points, and `option`: a readable, unique label of hardware,
+    framework, precision, parallelism, date, point count and provenance)."""
     from opx import queries, store
+    from opx.explorer import _deployment_label
+    cols = ["run_id", "label", "provenance", "points", "option"]
     f = queries.Filters(model=model, workload=workload, hardware=(hardware,), pct="p50", y="total")
     with store.reading(db) as con:
         pts = queries.anchor_points(con, f)
-    if pts.empty:
-        return pd.DataFrame(columns=["run_id", "label", "provenance", "points"])
-    return (pts.groupby("run_id", sort=False)
-            .agg(label=("label", "first"), provenance=("provenance", "first"),
-                 points=("run_id", "size")).reset_index())
+        if pts.empty:
+            return pd.DataFrame(columns=cols)
+        runs = queries.run_facts(con, sorted(set(pts.run_id)))
+    out = (pts.groupby("run_id", sort=False)
+           .agg(label=("label", "first"), provenance=("provenance", "first"),
+                points=("run_id", "size")).reset_index())
+    out = out.merge(runs, on="run_id", how="left")
+    name = catalog.hardware_name(hardware) if catalog is not None else hardware
+
+    def text(v) -> str:
+        return "" if v is None or (not isinstance(v, str) and pd.isna(v)) else str(v)
+    options = []
+    for r in out.itertuples():
+        what = " ".join(p for p in (text(r.framework), text(r.precision)) if p)
+        parts = [name, what, _deployment_label(r), text(r.date)[:10],
+                 f"{r.points} point{'' if r.points == 1 else 's'}", text(r.provenance)]
+        options.append(" · ".join(p for p in parts if p))
+    dup = pd.Series(options).duplicated(keep=False)
+    out["option"] = [f"{o} · {i[:8]}" if d else o for o, i, d in zip(options, out.run_id, dup)]
+    out["label"] = [text(v) for v in out.label]
+    return out[cols]
 
 
 def simulate_anchored(db, state, catalog) -> tuple[A.AnchorFit, list[str]]:
@@ -185,7 +204,46 @@ def simulate_anchored(db, state, catalog) -> tuple[A.AnchorFit, list[str]]:
                for rid, why in problems.items()]
     pts = pts[~pts.run_id.isin(list(problems))] if not pts.empty else pts
     return fitted(hw, model, wl, state.gpus or None, knobs_of(state), catalog,
-                  A.anchors_from_points(pts)), notices
+                  A.anchors_from_points(pts, prefer=state.pct)), notices
+
+
+def envelope_rows(fit: A.AnchorFit | None, result, pct: str, y_base: str) -> pd.DataFrame:
+    """A simulation's envelope at `pct` as the resolver's input rows (simulated, on the
+    envelope), from the anchored fit when there is one: the rows the Explorer draws for it."""
+    env = result.envelope if pct == "p50" else result.envelope_p90
+    cols = ["hardware", "simulated", "on_envelope", "x", "y", "tput", "run_id", "label",
+            "provenance", "gpus_total", "concurrency", "deployment"]
+    if env is None or env.empty:
+        return pd.DataFrame(columns=cols)
+    env = env[np.isfinite(env[f"interactivity_{pct}"])]
+    y = env[f"throughput_{y_base}_per_gpu"].to_numpy(float)
+    return pd.DataFrame({
+        "hardware": result.hardware, "simulated": True, "on_envelope": True,
+        "x": env[f"interactivity_{pct}"].to_numpy(float), "y": y, "tput": y,
+        "run_id": "simulation", "label": "simulated" + (", anchored" if fit is not None else ""),
+        "provenance": "simulated", "gpus_total": int(result.parameters.get("gpus", 0) or 0)
+        if isinstance(result.parameters, dict) else 0,
+        "concurrency": env.concurrency.to_numpy(float), "deployment": list(env.layout)})
+
+
+def stored_knobs(db, state, hw: str) -> dict:
+    """The Simulate page's fields for the knobs and GPU budget that the stored simulated curve of
+    `hw` under the view was made with (empty when there is none)."""
+    from opx import queries, store
+    from opx.explorer import filters_for
+    with store.reading(db) as con:
+        params = queries.simulated_parameters(con, filters_for(state.model_copy(
+            update={"hw": (hw,)})))
+    meta = json.loads(params.meta.iloc[0]) if not params.empty and params.meta.iloc[0] else {}
+    parameters = json.loads(meta.get("parameters", "{}")) if meta else {}
+    if not parameters:
+        return {}
+    k = A.knobs_from_parameters(parameters)
+    out = {"mtp": k.mtp_depth, "accept": k.mtp_acceptance, "hit": k.prefix_hit_rate,
+           "fp4": k.fp4_dense_pflops, "hbm": k.hbm_tb_s, "kv": k.kv_offload,
+           "precision": k.precision or "auto", "framework": k.framework or "pooled",
+           "gpus": int(parameters.get("budget_gpus") or 0)}
+    return {n: v for n, v in out.items() if v is not None or n in ("hit", "fp4", "hbm")}
 
 
 def parameter_table(f: A.AnchorFit) -> pd.DataFrame:

@@ -2,8 +2,8 @@
 how far it sits from its hardware's envelope), and runs that differ only by a KV-cache pool.
 
 A model and workload can have hundreds of runs; the page draws a few. By default it draws, per
-hardware, the run behind its envelope at the target interactivity (`best_runs`); the user can pick
-others (`state.run`). Everything below the run picker (charts, operating points, tables) is about
+hardware, the run(s) behind its figure at the target (`opx.resolve`, the figure every page shows:
+`LatencyView.answers`); the user can pick others (`state.run`). Everything below the run picker (charts, operating points, tables) is about
 the runs drawn, and says so when a figure is missing.
 """
 from __future__ import annotations
@@ -19,7 +19,7 @@ from models import Catalog, ViewState, pct_label
 from models.view import format_number
 from opx import metrics, queries, store
 from opx.explorer import ExplorerView, _deployment_label, explore, filters_for
-from opx.frontier import pareto_mask, value_at
+from opx.frontier import value_at
 
 MAX_RUNS = 12             # runs drawn at most: a legend a reader can follow
 MAX_POINTS = 200_000      # latency points read at most (every run of a model and workload)
@@ -40,22 +40,39 @@ class LatencyView:
     kv_pool: pd.DataFrame           # runs with and without a KV-cache pool, side by side
     notes: list[str] = field(default_factory=list)
     picked: bool = False            # the drawn runs are the user's (`run`), not the default
+    answers: list = field(default_factory=list)   # opx.explorer.HardwareSummary per hardware
 
     def missing_panels(self) -> list[str]:
         return missing_panels(self.points, self.state.pct)
 
 
+def behind_answers(view: ExplorerView) -> dict[str, str]:
+    """{run_id: why}: the runs behind each hardware's figure at the target."""
+    out: dict[str, str] = {}
+    for s in view.summaries:
+        a = s.answer
+        word = {"point": "the figure at the target is its point",
+                "interpolated": "the figure at the target interpolates its point",
+                "at_least": "its point meets the target (an at-least figure)",
+                "stricter": "its point meets the target at a stricter statistic"}.get(a.how, "")
+        for c in a.configs:
+            out.setdefault(c.run_id, word + (" (projection)" if a.kind == "simulated" else ""))
+    return out
+
+
 def latency(db: Path, state: ViewState, catalog: Catalog) -> LatencyView:
     f = filters_for(state.model_copy(update={"y": "total"}))
+    view = explore(db, state.model_copy(update={"runs": False, "points": False, "conc": None}),
+                   catalog)
     with store.reading(db) as con:
         pts = queries.latency_points(con, f, None, max_rows=MAX_POINTS)
-        facts = _run_facts(con, sorted(set(pts.run_id))) if not pts.empty else pd.DataFrame()
+        facts = queries.run_facts(con, sorted(set(pts.run_id))) if not pts.empty else pd.DataFrame()
     notes: list[str] = []
     empty = pd.DataFrame()
     if pts.empty:
         notes.append("No run of these hardware, model and workload has latencies with a "
                      f"concurrency at {pct_label(state.pct)} under these filters.")
-        return LatencyView(state, empty, (), pts, empty, empty, notes)
+        return LatencyView(state, empty, (), pts, empty, empty, notes, answers=view.summaries)
     pts = pts.copy()
     absent = [catalog.hardware_name(h) for h in state.hw if h not in set(pts.hardware)]
     if absent:
@@ -63,7 +80,14 @@ def latency(db: Path, state: ViewState, catalog: Catalog) -> LatencyView:
                      f"{pct_label(state.pct)} under these filters.")
     pts["hardware_name"] = [catalog.hardware_name(h) for h in pts.hardware]
     pts["simulated"] = pts.provenance.eq("simulated")
-    runs = _runs(pts, facts, catalog, state)
+    behind = behind_answers(view)
+    runs = _runs(pts, facts, catalog, behind)
+    without = [s.name for s in view.summaries if s.answer.ok
+               and not {c.run_id for c in s.answer.configs} & set(runs.run_id)]
+    if without:
+        notes.append(f"{', '.join(without)}: the run behind the figure at the target reports no "
+                     "latencies with a concurrency, so it cannot be drawn here; its figure is in "
+                     "the table above the chart.")
 
     picked = [r for r in state.run if r in set(runs.run_id)]
     unknown = len(state.run) - len(picked)
@@ -91,20 +115,13 @@ def latency(db: Path, state: ViewState, catalog: Catalog) -> LatencyView:
 
     operating = pd.DataFrame()
     if state.conc:
-        view = explore(db, state.model_copy(update={"y": "total", "runs": False, "points": False}),
-                       catalog)
-        operating = operating_points(drawn, state.conc, view)
+        total = explore(db, state.model_copy(update={"y": "total", "runs": False,
+                                                     "points": False}), catalog)
+        operating = operating_points(drawn, state.conc, total)
     pts["run_name"] = pts.run_id.map(dict(zip(runs.run_id, [
         lbl or d for lbl, d in zip(runs.label, runs.description)])))
     return LatencyView(state, runs, shown_t, drawn, operating, kv_pool_pairs(pts), notes,
-                       picked=bool(picked))
-
-
-def _run_facts(con, ids: list[str]) -> pd.DataFrame:
-    """The deployment and date of each run, for labels and the runs table."""
-    return con.execute(
-        "SELECT id AS run_id, tp, ep, dp_attention, disaggregated, gpus_prefill, gpus_decode, "
-        "gpus_total, mtp, date FROM runs WHERE list_contains($ids, id)", {"ids": ids}).df()
+                       picked=bool(picked), answers=view.summaries)
 
 
 def _text(v) -> str:
@@ -112,7 +129,8 @@ def _text(v) -> str:
         or v is pd.NaT else str(v)
 
 
-def _runs(pts: pd.DataFrame, facts: pd.DataFrame, catalog: Catalog, state: ViewState) -> pd.DataFrame:
+def _runs(pts: pd.DataFrame, facts: pd.DataFrame, catalog: Catalog,
+          behind: dict[str, str]) -> pd.DataFrame:
     """One row per run: its configuration in words, a unique description for the run picker, and
     why it is drawn by default (`why`, empty when it is not)."""
     first = pts.groupby("run_id", sort=False).agg(
@@ -120,7 +138,8 @@ def _runs(pts: pd.DataFrame, facts: pd.DataFrame, catalog: Catalog, state: ViewS
         provenance=("provenance", "first"), simulated=("simulated", "first"),
         framework=("framework", "first"), precision=("precision", "first"),
         label=("label", "first"), source=("source", "first"), points=("seq", "size")).reset_index()
-    first = first.merge(facts.drop(columns="gpus_total"), on="run_id", how="left")
+    first = first.merge(facts.drop(columns=["gpus_total", "framework", "precision"]), on="run_id",
+                        how="left")
     gpus = pts.groupby("run_id", sort=False).gpus_total.first()
     first["gpus_total"] = first.run_id.map(gpus)
     first["deployment"] = [_deployment_label(r) for r in first.itertuples()]
@@ -132,8 +151,7 @@ def _runs(pts: pd.DataFrame, facts: pd.DataFrame, catalog: Catalog, state: ViewS
         " · ".join(p for p in (r.hardware_name, f"{r.framework} {r.precision}".strip(),
                                r.deployment, r.date, r.provenance, r.label) if p)
         for r in first.itertuples()], list(first.run_id))
-    why = best_runs(pts, state.target, state.pct)
-    first["why"] = first.run_id.map(why).fillna("")
+    first["why"] = first.run_id.map(behind).fillna("")
     return first
 
 
@@ -149,43 +167,6 @@ def _unique(names: list[str], ids: list[str]) -> list[str]:
     """Names made distinct with the run id's first characters where two are the same."""
     seen = pd.Series(names).duplicated(keep=False)
     return [f"{n} · {i[:8]}" if dup else n for n, i, dup in zip(names, ids, seen)]
-
-
-def best_runs(pts: pd.DataFrame, target: float, pct: str) -> dict[str, str]:
-    """Per hardware, the run drawn by default, and why ({run_id: reason}).
-
-    Candidates are the hardware's points with an interactivity at `pct` and a throughput per GPU:
-    its measured or published runs' (any provenance but `simulated`), or, when those have none,
-    its simulated runs'. Their envelope gives the run: the one owning the envelope point nearest
-    the target (on a log scale) of the two the value at the target interpolates between; when the
-    envelope does not reach the target or starts above it, the run with the most envelope points
-    (then the highest throughput). A hardware whose runs report latencies but no interactivity or
-    throughput: its run with the most points (measured or published first)."""
-    at = f"{format_number(target)} tok/s/user ({pct_label(pct)})"
-    chosen: dict[str, str] = {}
-    for _, group in pts.groupby("hardware", sort=False):
-        usable = group.interactivity.gt(0) & group.tput.gt(0)
-        cand = group[usable & ~group.simulated]
-        if cand.empty:
-            cand = group[usable]
-        sim = "simulated " if not cand.empty and cand.simulated.all() else ""
-        if cand.empty:
-            kind = group[~group.simulated] if (~group.simulated).any() else group
-            run = kind.groupby("run_id", sort=False).size().idxmax()
-            chosen[run] = "most points (no interactivity or throughput reported)"
-            continue
-        env = cand[pareto_mask(cand.interactivity, cand.tput)]
-        x, y = env.interactivity.to_numpy(float), env.tput.to_numpy(float)
-        v = value_at(x, y, target)
-        if v.status == "ok":
-            i = min(v.neighbours, key=lambda k: abs(np.log(x[k] / target)))
-            chosen[env.run_id.iloc[i]] = f"on the {sim}envelope nearest {at}"
-            continue
-        ranked = (env.groupby("run_id", sort=False).tput.agg(["size", "max"])
-                  .sort_values(["size", "max"], ascending=False))
-        why = "not reachable" if v.status == "not_reachable" else "below its range"
-        chosen[ranked.index[0]] = f"most points on the {sim}envelope; {at} {why}"
-    return chosen
 
 
 LABEL_FIELDS = ("provenance", "framework", "precision", "deployment", "date")
@@ -300,6 +281,25 @@ def _fmt(v, factor: float = 1.0) -> str:
 
 def _conc(v) -> str:
     return "–" if v is None or pd.isna(v) else f"{float(v):,.0f}"
+
+
+def answers_table(view: LatencyView) -> pd.DataFrame:
+    """Each hardware's figure at the target (the resolver's, as on every page) and the point
+    behind it: its configuration, concurrency, TTFT and TPOT there."""
+    y = metrics.y_metric(view.state.y)
+    rows = []
+    for s in view.answers:
+        a = s.answer
+        c = max(a.configs, key=lambda c: c.x) if a.configs else None
+        rows.append({
+            "Hardware": s.name,
+            f"At {format_number(view.state.target)} tok/s/user ({y.unit})": a.cell(y),
+            "How": a.how_text(view.state.target),
+            "Concurrency": _conc(c.concurrency) if c else "–",
+            "TTFT (s)": _fmt(c.ttft_s) if c else "–",
+            "TPOT (ms)": _fmt(1000.0 / c.x) if c else "–",
+            "Run id": ", ".join(x.run_id for x in a.configs) or "–"})
+    return pd.DataFrame(rows)
 
 
 def runs_table(view: LatencyView) -> pd.DataFrame:

@@ -20,11 +20,17 @@ DEFAULT_BASE_URL = "http://localhost:8501"
 PAGES = PAGE_BY_PATH      # path -> page name, from the one page registry
 
 
+SIMULATE_PATH = "/simulate"
+
+
 @dataclass
 class Link:
     path: str
     state: ViewState
     notices: list[str] = field(default_factory=list)
+    # /simulate has a state of its own (models.simulate_view.SimulateState); `state` is then the
+    # Explorer's question for the simulated system (opx.simulate_page.view_state)
+    sim: object | None = None
 
     @property
     def page(self) -> str:
@@ -38,8 +44,31 @@ def parse_link(link: str, resolver: SlugResolver | None = None) -> Link:
     if path not in PAGES:
         raise OpxError("LINK", "path", f"`{path}` is not a page of opx; pages: {', '.join(PAGES)}")
     params = parse_qs(parts.query, keep_blank_values=True)
+    if path == SIMULATE_PATH:
+        return simulate_link(params, resolver)
     state, notices = ViewState.from_query(params, resolver)
     return Link(path, state, notices)
+
+
+def simulate_link(params, resolver: SlugResolver | None = None) -> Link:
+    from models.simulate_view import SimulateState
+    sim, notices = SimulateState.from_query(params, resolver)
+    return Link(SIMULATE_PATH, simulate_question(sim), notices, sim)
+
+
+def simulate_question(sim) -> ViewState:
+    """The Explorer's question for a simulated system: its hardware, model, workload, statistic
+    and target."""
+    return ViewState(model=sim.model, workload=sim.workload, hw=(sim.hw,), pct=sim.pct,
+                     target=sim.target)
+
+
+def link_text_of(link: Link, base: str = "") -> str:
+    """The address of a link (a /simulate link's from its own state)."""
+    if link.sim is not None:
+        query = urlencode(link.sim.to_query(), doseq=True)
+        return f"{base.rstrip('/')}{SIMULATE_PATH}{'?' + query if query else ''}"
+    return build_link(link.path, link.state, base)
 
 
 def build_link(path: str, state: ViewState, base: str = "") -> str:

@@ -192,6 +192,14 @@ def export_points(con: duckdb.DuckDBPyConnection, run_ids: list[str] | None = No
     return con.execute(sql, {"all": run_ids is None, "ids": list(run_ids or [])}).df()
 
 
+def run_facts(con: duckdb.DuckDBPyConnection, ids: list[str]) -> pd.DataFrame:
+    """The configuration and date of each run, for labels and run pickers."""
+    return con.execute(
+        "SELECT id AS run_id, framework, precision, tp, ep, dp_attention, disaggregated, "
+        "gpus_prefill, gpus_decode, gpus_total, mtp, date FROM runs WHERE list_contains($ids, id)",
+        {"ids": list(ids)}).df()
+
+
 def run_detail(con: duckdb.DuckDBPyConnection, run_id: str) -> tuple[dict | None, pd.DataFrame]:
     """One run's fields and its points (canonical names), or (None, empty) when there is none."""
     from opx.ingest.opx_csv import POINT_COLUMNS

@@ -14,10 +14,11 @@ from opx import export, metrics
 from opx.charts import compare_chart, explorer_chart, explorer_export_chart
 from opx.errors import OpxError
 from opx.explorer import ExplorerView, HardwareSummary, explore
-from opx.links import Link, base_url as absolute_base, build_link
+from opx.links import Link, base_url as absolute_base, build_link, link_text_of
 from models.view import format_number
 
-EXPORTABLE_PAGES = ("explorer", "compare", "planner")
+EXPORTABLE_PAGES = ("explorer", "compare", "planner", "latency", "simulate")
+BRIEF_PAGES = ("explorer", "compare", "planner")
 
 
 def compare_state(state: ViewState) -> ViewState:
@@ -26,9 +27,8 @@ def compare_state(state: ViewState) -> ViewState:
 
 
 def view_for(link: Link, db: Path, catalog: Catalog) -> ExplorerView:
-    if link.page not in EXPORTABLE_PAGES:
-        raise OpxError("LINK", "path", f"exporting `{link.path}` is not supported yet; "
-                                       f"exportable pages: /, /compare, /planner")
+    if link.page not in ("explorer", "compare"):
+        raise OpxError("LINK", "path", f"`{link.path}` has no Explorer view")
     state = compare_state(link.state) if link.page == "compare" else link.state
     return explore(db, state, catalog)
 
@@ -77,30 +77,45 @@ def chart_data(view: ExplorerView) -> pd.DataFrame:
     return out.rename(columns={"x": x, "y": y, "source_text": "source", "point_note": "note"})
 
 
+def answer_json(s: HardwareSummary, target: float) -> dict[str, Any]:
+    """One hardware's figure at the target as every page's JSON gives it: `at_target` is the
+    resolver's (`opx.resolve`), with how it was obtained and the configuration(s) behind it;
+    `peak` the hardware's one peak."""
+    a = s.answer
+    return {"hardware": s.hardware, "name": s.name,
+            "at_target": a.value, "at_target_status": "ok" if a.ok else a.status.replace("_", " "),
+            "at_target_exact": a.how == "point", "at_target_how": a.how,
+            "at_target_kind": a.kind, "at_target_bound": a.bound,
+            "at_target_how_text": a.how_text(target),
+            "at_target_throughput_per_gpu": a.tput, "at_target_interactivity": a.x,
+            "configurations": [c.as_json() for c in a.configs],
+            "reachable": s.reachable, "target_note": s.target_note, "target_fix": a.fix,
+            "target_provenance": s.target_provenance, "target_source": s.target_source,
+            "peak": s.peak, "peak_provenance": s.peak_provenance, "peak_source": s.peak_source}
+
+
 def _value_json(s: HardwareSummary, view: ExplorerView) -> dict[str, Any]:
-    """`at_target` is the resolver's figure (`opx.resolve`, the same on every page), with how it
-    was obtained and the configuration(s) behind it; `peak` the hardware's one peak;
-    `simulated_at_target` what the projection alone says at the target, with its anchoring."""
+    """`answer_json`, and `simulated_at_target`: what the projection alone says at the target,
+    with its anchoring."""
     sim_at = s.simulated_at_target
     anchoring = view.anchoring.get(s.hardware)
     anchor = (anchoring.as_json() if anchoring else
               {"anchored": False,
                "anchoring": "no simulated curve" if s.simulated is None else "",
                "anchor_residuals": [], "anchor_parameters": None})
-    a = s.answer
-    return {"hardware": s.hardware, "name": s.name,
-            "at_target": a.value, "at_target_status": "ok" if a.ok else a.status.replace("_", " "),
-            "at_target_exact": a.how == "point", "at_target_how": a.how,
-            "at_target_kind": a.kind, "at_target_bound": a.bound,
-            "at_target_how_text": a.how_text(view.state.target),
-            "at_target_throughput_per_gpu": a.tput, "at_target_interactivity": a.x,
-            "configurations": [c.as_json() for c in a.configs],
-            "reachable": s.reachable, "target_note": s.target_note, "target_fix": a.fix,
-            "target_provenance": s.target_provenance, "target_source": s.target_source,
-            "peak": s.peak, "peak_provenance": s.peak_provenance, "peak_source": s.peak_source,
+    return {**answer_json(s, view.state.target),
             "simulated_at_target": sim_at.value if sim_at and sim_at.status == "ok" else None,
             "simulated_at_target_status": (sim_at.text or "ok") if sim_at else "no simulation",
             **anchor}
+
+
+def _header_json(link: Link, state: ViewState, link_text: str, notes: list[str]) -> dict:
+    """What every page's JSON opens with: the link, the question and the notes."""
+    y = metrics.y_metric(state.y)
+    return {"link": link_text, "page": link.page, "model": state.model,
+            "workload": state.workload, "percentile": state.pct, "target_tok_s_user": state.target,
+            "metric": {"key": y.key, "label": y.label, "unit": y.unit, "formula": y.formula},
+            "exported": dt.date.today().isoformat(), "notices": link.notices, "notes": notes}
 
 
 def _multiple_json(prefix: str, m) -> dict[str, Any]:
@@ -115,11 +130,7 @@ def _multiple_json(prefix: str, m) -> dict[str, Any]:
 
 def summary_json(link: Link, view: ExplorerView, link_text: str) -> dict[str, Any]:
     state = view.state
-    y = metrics.y_metric(state.y)
-    base = {"link": link_text, "page": link.page, "model": state.model,
-            "workload": state.workload, "percentile": state.pct, "target_tok_s_user": state.target,
-            "metric": {"key": y.key, "label": y.label, "unit": y.unit, "formula": y.formula},
-            "exported": dt.date.today().isoformat(), "notices": link.notices, "notes": view.notes}
+    base = _header_json(link, state, link_text, view.notes)
     by_hw = {s.hardware: s for s in view.summaries}
     if link.page == "compare":
         a, b = by_hw[state.a], by_hw[state.b]
@@ -192,13 +203,61 @@ def planner_json(plan, link_text: str, catalog: Catalog) -> dict[str, Any]:
             "exported": dt.date.today().isoformat()}
 
 
+LATENCY_COLUMNS = ("hardware", "hardware_name", "run_id", "run_name", "provenance", "concurrency",
+                   "interactivity", "tput", "ttft_s", "tpot_s", "e2e_s", "gpus_total")
+
+
+def latency_export(link: Link, db: Path, catalog: Catalog, link_text: str):
+    """/latency as files: the JSON (each hardware's figure at the target and the runs drawn),
+    the drawn points as a table, and the page's chart."""
+    from opx import latency
+    from opx.charts import latency_chart
+    view = latency.latency(db, link.state, catalog)
+    state = view.state
+    payload = {**_header_json(link, state, link_text, view.notes),
+               "hardware": [answer_json(s, state.target) for s in view.answers],
+               "runs_shown": json.loads(latency.runs_table(view).to_json(orient="records"))
+               if not view.runs.empty else [],
+               "operating_points": json.loads(view.operating.to_json(orient="records"))
+               if not view.operating.empty else []}
+    cols = [c for c in LATENCY_COLUMNS if c in view.points.columns]
+    frame = view.points[cols].rename(columns={
+        "interactivity": metrics.interactivity(state.pct).column,
+        "tput": "throughput_total_per_gpu"}) if cols else pd.DataFrame(columns=list(LATENCY_COLUMNS))
+    return payload, frame, lambda: latency_chart(view.points, state.pct, state.conc, catalog)
+
+
+def simulate_export(link: Link, db: Path, catalog: Catalog, link_text: str):
+    """/simulate as files: the JSON (the projection's envelope, parameters and anchoring, and the
+    hardware's figure at the target as every page gives it), the envelope as a table, and the
+    page's chart."""
+    from opx.simulate_page import simulate_view
+    sim = simulate_view(db, link.sim, catalog)
+    payload = {**_header_json(link, link.state, link_text, sim.notes), **sim.as_json()}
+    return payload, sim.result.envelope, lambda: sim.chart(catalog, link_text)
+
+
+PAGE_EXPORTS = {"latency": latency_export, "simulate": simulate_export}
+
+
 def render_link(link: Link, fmt: str, db: Path, catalog: Catalog, base_url: str = "") -> bytes:
     """The file `fmt` of what `link` shows."""
     if fmt not in export.FORMATS:
         raise OpxError("--format", fmt, f"unknown format; known: {', '.join(export.FORMATS)}")
     base_url = absolute_base(base_url)     # an exported link is a full address ($OPX_BASE_URL)
-    link_text = build_link(link.path, link.state, base_url)
+    link_text = link_text_of(link, base_url)
     kind = export.FORMATS[fmt].kind
+    if link.page not in EXPORTABLE_PAGES:
+        raise OpxError("LINK", "path", f"`{link.path}` shows no figures to export; exportable "
+                                       "pages: /, /compare, /planner, /latency, /simulate")
+    if kind == "brief" and link.page not in BRIEF_PAGES:
+        raise OpxError("--format", fmt, f"a brief is made of /, /compare or /planner, not of "
+                                        f"`{link.path}`; export it as json, csv or a chart")
+    if link.page in PAGE_EXPORTS:
+        payload, frame, chart = PAGE_EXPORTS[link.page](link, db, catalog, link_text)
+        if kind == "chart":
+            return export.render(fmt, chart().to_dict())
+        return export.render(fmt, payload if fmt == "json" else frame)
     if kind == "brief":
         from opx import brief
         return export.render(fmt, brief.build(link, db, catalog, base_url))

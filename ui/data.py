@@ -94,32 +94,28 @@ def export_points() -> pd.DataFrame:
         return queries.export_points(con)
 
 
-@st.cache_data(ttl=3600, max_entries=64, show_spinner="Simulating…")
-def simulation(state_json: str):
-    """A simulation for the Simulate page's state (pure function of the state and the catalog)."""
+@st.cache_data(ttl=3600, max_entries=32, show_spinner="Simulating…")
+def _simulate_view(db: str, stamp: tuple[int, int], state_json: str):
     from models.simulate_view import SimulateState
-    from opx.anchoring import knobs_of
-    from opx.simulate import api
-    s = SimulateState.model_validate_json(state_json)
-    return api.simulate(s.hw, s.model, s.workload, s.gpus or None, knobs_of(s), catalog())
+    from opx.simulate_page import simulate_view as compute
+    return compute(Path(db), SimulateState.model_validate_json(state_json), catalog())
 
 
-@st.cache_data(ttl=3600, max_entries=32, show_spinner="Fitting the anchored projection…")
-def _anchored_simulation(db: str, stamp: tuple[int, int], state_json: str):
-    from models.simulate_view import SimulateState
-    from opx.anchoring import simulate_anchored
-    return simulate_anchored(Path(db), SimulateState.model_validate_json(state_json), catalog())
+def simulate_view(state):
+    """The Simulate page's view (opx.simulate_page), cached on the state and the data stamp."""
+    return _simulate_view(str(database()), stamp(), state.model_dump_json())
 
 
-def anchored_simulation(state):
-    """The Simulate page's projection anchored to its runs, and notices for ids left out."""
-    return _anchored_simulation(str(database()), stamp(), state.model_dump_json())
+def simulate_start(view: ViewState):
+    """The Simulate state a session's view opens on (opx.simulate_page.session_start)."""
+    from opx.simulate_page import session_start
+    return session_start(database(), view, catalog())
 
 
 @st.cache_data(ttl=300, max_entries=64, show_spinner=False)
 def _anchor_candidates(db: str, stamp: tuple[int, int], hw: str, model: str, workload: str):
     from opx.anchoring import anchor_candidates
-    return anchor_candidates(Path(db), hw, model, workload)
+    return anchor_candidates(Path(db), hw, model, workload, catalog())
 
 
 def anchor_candidates(hw: str, model: str, workload: str) -> pd.DataFrame:
@@ -127,7 +123,7 @@ def anchor_candidates(hw: str, model: str, workload: str) -> pd.DataFrame:
     try:
         return _anchor_candidates(str(database()), stamp(), hw, model, workload)
     except Exception:       # no database yet: the page says so where it reads data
-        return pd.DataFrame(columns=["run_id", "label", "provenance", "points"])
+        return pd.DataFrame(columns=["run_id", "label", "provenance", "points", "option"])
 
 
 # Views computed from the state alone, by opx module and function: each is cached on the state and

@@ -91,9 +91,11 @@ def save_view_box(path: str, state: ViewState, run_ids: list[str]) -> None:
             st.code(build_link(path, ViewState(view=saved.slug), base_url()), language=None)
 
 
-def export_buttons(path: str, page: str, state: ViewState, key: str) -> None:
-    """One download per format; nothing is rendered until its button is clicked."""
-    link = Link(path, state)
+def export_buttons(path: str, page: str, state: ViewState, key: str,
+                   link: Link | None = None) -> None:
+    """One download per format; nothing is rendered until its button is clicked. `link`: the
+    page's own link where its state is not a view state (Simulate)."""
+    link = link or Link(path, state)
     formats = [f for f in export.FORMATS.values() if f.kind != "brief"]   # briefs: share_box
     cols = st.columns(len(formats))
     for col, fmt in zip(cols, formats):

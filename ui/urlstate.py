@@ -22,7 +22,7 @@ from urllib.parse import urlencode
 import streamlit as st
 
 from models import ViewState
-from models.view import QUERY_FIELDS, SlugResolver, derived_sides, page_fields
+from models.view import QUERY_FIELDS, SlugResolver, derived_sides, format_number, page_fields
 
 _QUERY = "_opx_query"        # the session's view state, as query parameters (defaults left out)
 _STATE = "_opx_state"        # the ViewState the widgets were last seeded from or written as
@@ -185,9 +185,11 @@ def keep_baseline_valid() -> None:
 
 # -- pages with their own state model (Simulate): the same pattern, keys prefixed -----------------
 
-def seed_page_from_url(model_cls, resolver: SlugResolver, prefix: str) -> list[str]:
+def seed_page_from_url(model_cls, resolver: SlugResolver, prefix: str, start=None) -> list[str]:
     """Seed `<prefix><field>` widget keys when the page was entered or its address changed from
-    outside. Fields it shares with the view state (model, workload) follow the session's view."""
+    outside. Fields it shares with the view state (model, workload, statistic, target) follow the
+    session's view; `start(view)`, when given, gives the whole state a page opens on when its
+    address says nothing and the session has not been on it yet."""
     ss = st.session_state
     ss[_PAGE] = prefix
     url = _current_query()
@@ -196,11 +198,17 @@ def seed_page_from_url(model_cls, resolver: SlugResolver, prefix: str) -> list[s
         return []
     ss[_REPLACED] = None
     view, _ = ViewState.from_query(ss.get(_QUERY) or {})
-    shared = {n: [getattr(view, n)] for n in _common(model_cls)}
+    shared = {n: [format_number(v) if isinstance(v, float) else str(v)]
+              for n in _common(model_cls) if (v := getattr(view, n)) is not None}
+    # a shared value the page cannot take (a statistic it does not give) stays the page's own
+    shared = {n: v for n, v in shared.items() if not model_cls.from_query({n: v})[1]}
     if bare:
         ss[_REPLACE] = True
         remembered = ss.get(_page_query_key(prefix), {})
-        state, notices = model_cls.from_query({**remembered, **shared}, resolver)
+        if start is not None and not remembered:
+            state, notices = start(view), []
+        else:
+            state, notices = model_cls.from_query({**remembered, **shared}, resolver)
     else:
         state, notices = model_cls.from_query(url, resolver)
     for name in model_cls.model_fields:
@@ -214,7 +222,7 @@ def _page_query_key(prefix: str) -> str:
 
 
 def _common(model_cls) -> set[str]:
-    return {n for n in model_cls.model_fields if n in ("model", "workload")}
+    return {n for n in model_cls.model_fields if n in ("model", "workload", "pct", "target")}
 
 
 def page_state_from_widgets(model_cls, prefix: str):

@@ -35,19 +35,31 @@ def test_latency_defaults_and_bad_links(run_page):
     assert len(at.warning) == 2
 
 
-def test_planner_page_by_hand(run_page):
+def test_planner_page_by_hand(run_page, app_db, catalog):
+    import math
+    from models import ViewState
+    from opx.explorer import explore
     at = run_page("app_pages/planner.py", model="deepseek-r1", workload="1k1k",
                   hw=["gb200-nvl72", "gb300-nvl72"], pct="p50", target="40", sessions="10000")
     assert not at.exception
     table = at.dataframe[0].value.set_index("Hardware")
     gb200 = table.loc["GB200 NVL72"]
-    # 10,000 sessions over concurrency 4,301 on 72 GPUs: 3 deployments, 216 GPUs, 3 racks
-    assert (gb200["GPUs"], gb200["Racks"]) == ("216", "3")
-    assert gb200["$/hour"] == f"${216 * 2.21:,.0f}"
-    assert gb200["Sized by"].startswith("concurrency (4,301 sessions per 72 GPUs")
+    # sized with exactly the Explorer's figure at the target, in whole deployments of the
+    # configuration behind it: sessions x the interactivity it sits at / output tok/s per deployment
+    view = explore(app_db, ViewState(model="deepseek-r1", workload="1k1k",
+                                     hw=("gb200-nvl72", "gb300-nvl72"), pct="p50", target=40),
+                   catalog)
+    a = next(s.answer for s in view.summaries if s.hardware == "gb200-nvl72")
+    deployed = max(a.configs, key=lambda c: c.x)
+    w = catalog.workloads["1k1k"]
+    out = a.tput * w.osl / (w.isl + w.osl)
+    gpus = math.ceil(10_000 * a.x / (out * deployed.gpus_total)) * deployed.gpus_total
+    assert gb200["GPUs"] == f"{gpus:,}"
+    assert gb200["At target (tok/s/GPU)"] == a.cell(__import__("opx.metrics").metrics.y_metric("total"))
+    assert gb200["$/hour"] == f"${gpus * 2.21:,.0f}"
     assert list(table.columns[1:5]) == ["GPUs", "Racks", "MW", "$/hour"]
     assert "None" not in table.to_string()
-    assert any("fewest GPUs" in c.value for c in at.caption)
+    assert any("sized with its figure at the target" in c.value for c in at.caption)
     assert any("Excluded" in c.value and "GB300" in c.value for c in at.caption)
     labels = [b.label for b in at.get("download_button")]
     assert "CSV data" in labels and "JSON summary" in labels
