@@ -7,6 +7,7 @@ from models.view import format_number
 from opx import compare, metrics
 from opx.charts import explorer_chart, multiple_chart
 from opx.errors import OpxError
+from opx.resolve import RULE
 from opx.views import compare_state
 from ui import data, share, urlstate, widgets
 from ui.text import escape_md
@@ -56,6 +57,8 @@ st.subheader(escape_md(f"{side_a.name} vs {side_b.name}" if comparing_runs else
 c1, c2, c3 = st.columns(3)
 c1.metric(f"Multiple at the target, {target_text}", at_target.short)
 c1.caption(escape_md(at_target.caption(metric)))
+if not comparing_runs:
+    c1.caption(escape_md(f"Each system's figure at the target: {RULE}"))
 c2.metric("Multiple at peak throughput", at_peak.short)
 c2.caption(escape_md(at_peak.caption(metric)))
 c3.markdown(f"**Where {escape_md(side_a.name)} leads**")

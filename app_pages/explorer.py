@@ -5,6 +5,7 @@ from models import Y_METRICS, pct_label
 from models.view import format_number
 from opx import metrics
 from opx.charts import explorer_chart, over_time_chart
+from opx.resolve import RULE
 from ui import data, share, urlstate, widgets
 from ui.text import escape_md
 
@@ -46,6 +47,7 @@ if base and others:
     col_t, col_p = st.columns(2)
     with col_t:
         st.subheader(f"Multiple at the target, {target_text}")
+        st.caption(escape_md(f"Each system's figure at the target: {RULE}"))
         # the value is a number or "no multiple" (it must fit); what it divides, or why there
         # is none, is the caption
         for s in others:

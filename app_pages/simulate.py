@@ -73,6 +73,9 @@ urlstate.write_page_url(state, PREFIX)
 
 try:
     sim = data.simulate_view(state)
+except OpxError as exc:              # a database that cannot be read
+    st.error(escape_md(f"error: {exc}"))
+    st.stop()
 except (ValueError, KeyError) as exc:
     st.error(escape_md(f"Cannot simulate this: {exc}"))
     st.stop()

@@ -195,8 +195,11 @@ def _planner_brief(link: Link, db: Path, catalog: Catalog, link_text: str,
                                                         else "")
                  if pd.notna(top.gpus) else "no demand given: cost per token only")
         headlines.append(Headline("fleet", "Cheapest system meeting the SLA", str(top.hardware),
-                                  value, f"{fleet}; {top.provenance} point, sized by "
-                                         f"{top.sized_by}", None))
+                                  value, f"{fleet}; sized with its figure at the target, "
+                                         f"{'≥ ' if top.bound else ''}"
+                                         f"{metrics.format_value(top.total_per_gpu)} tok/s/GPU "
+                                         f"({top.provenance}), deploying {top.configuration}",
+                                  None))
     base = next((s for s in view.summaries if s.hardware == view.baseline), None)
     pairs = [(s.name, base.name, s.multiple_at_target, s.multiple_at_peak)
              for s in view.summaries if s is not base] if base else []

@@ -615,7 +615,7 @@ def planner_chart(rows: pd.DataFrame, title: str, subtitle: list[str],
         "value": shown.get(key, pd.Series(dtype=float)),
         "provenance": shown.get("provenance", pd.Series(dtype=str)),
         "run": shown.get("run", pd.Series(dtype=str)),
-        "sized_by": shown.get("sized_by", pd.Series(dtype=str)),
+        "sized_by": shown.get("configuration", pd.Series(dtype=str)),
         "cost": [money(v) + unit for v in shown.get(key, [])],
         "fleet": [(f"{g:,.0f} GPUs" + (f", {r:,.0f} racks" if pd.notna(r) else "")
                    + (f", {mw:.3g} MW" if pd.notna(mw) else "")) if pd.notna(g) else
@@ -638,7 +638,7 @@ def planner_chart(rows: pd.DataFrame, title: str, subtitle: list[str],
     y = alt.Y("hardware:N", sort=list(data.hardware), title=None,     # ranked: cheapest on top
               axis=alt.Axis(labelLimit=220, labelFontSize=12))
     tooltip = [alt.Tooltip("hardware:N", title="Hardware"), alt.Tooltip("cost:N", title="Cost"),
-               alt.Tooltip("fleet:N", title="Fleet"), alt.Tooltip("sized_by:N", title="Sized by"),
+               alt.Tooltip("fleet:N", title="Fleet"), alt.Tooltip("sized_by:N", title="Configuration deployed"),
                alt.Tooltip("provenance:N", title="Provenance"), alt.Tooltip("run:N", title="Run")]
     slugs = list(shown.hardware_slug) if "hardware_slug" in shown else []
     base = alt.Chart(data).encode(x=x, y=y, tooltip=tooltip)

@@ -32,8 +32,16 @@ def coverage_table(per_hw: pd.DataFrame, catalog: Catalog) -> pd.DataFrame:
         by_prov = g.groupby("provenance").points.sum().sort_values(ascending=False)
         counts = {q: int(g[f"n_{q}"].sum()) for q in _PREFERENCE}
         pct = max(_PREFERENCE, key=lambda q: (counts[q], -_PREFERENCE.index(q)))
-        state = ViewState(model=model, workload=workload, hw=tuple(by_hw.index), pct=pct,
-                          target=_middle(g, pct) or ViewState().target)
+        # the hardware with data at that statistic first, the one with most such points the
+        # baseline, and a target that the two with most points both reach
+        spans = (g.groupby("hardware", sort=False)
+                 .agg(n=(f"n_{pct}", "sum"), lo=(f"lo_{pct}", "min"), hi=(f"hi_{pct}", "max"))
+                 .sort_values("n", ascending=False, kind="stable"))
+        with_data = list(spans.index[spans.n > 0])
+        hw = tuple(with_data + [h for h in by_hw.index if h not in with_data])
+        state = ViewState(model=model, workload=workload, hw=hw, pct=pct,
+                          baseline=with_data[0] if with_data else None,
+                          target=_shared_target(spans[spans.n > 0]) or ViewState().target)
         rows.append({
             "model": catalog.model_name(model), "workload": catalog.workload_name(workload),
             "hardware": ", ".join(f"{catalog.hardware_name(h)} {n:,}" for h, n in by_hw.items()),
@@ -53,11 +61,15 @@ def _statistic_text(pct: str, count: int, g: pd.DataFrame) -> str:
     return "simulated only"
 
 
-def _middle(g: pd.DataFrame, pct: str) -> float | None:
-    """A round target in the middle (geometrically) of the data's interactivity span."""
-    lo, hi = g[f"lo_{pct}"].min(), g[f"hi_{pct}"].max()
-    if pd.isna(lo) or pd.isna(hi) or lo <= 0:
+def _shared_target(spans: pd.DataFrame) -> float | None:
+    """A round target that the first two hardware of `spans` (lo, hi: their data's interactivity
+    span) both reach: the geometric middle of where their spans overlap, or just under the lower
+    of their tops where they do not (below a span the answer is an at-least figure)."""
+    if spans.empty or spans.lo.iloc[0] <= 0:
         return None
-    mid = math.sqrt(lo * hi)
-    digits = 1 - int(math.floor(math.log10(mid)))
-    return float(round(mid, digits)) if digits > 0 else float(round(mid, digits))
+    top = spans.head(2)
+    lo, hi = float(top.lo.max()), float(top.hi.min())
+    x = math.sqrt(lo * hi) if lo <= hi else hi
+    digits = 1 - int(math.floor(math.log10(x)))
+    rounded = float(round(x, digits))
+    return rounded if rounded <= hi else float(math.floor(x * 10 ** digits) / 10 ** digits)

@@ -156,7 +156,8 @@ class ExplorerView:
             rows.append({
                 "Hardware": s.name,
                 f"{at} ({y.unit})": a.cell(y),
-                "Kind": ("projection" if a.kind == SIMULATED else a.kind) or "–",
+                "Kind": ("projection" if a.kind == SIMULATED else a.kind) or "no figure",
+                "Provenance at target": a.provenance or "–",
                 "How": a.how_text(self.state.target),
                 f"Projection at target ({y.unit})": (_projection_cell(sim, pct) if sim
                                                      else f"no {pct} simulation"),
@@ -306,9 +307,6 @@ def compute(data: ExplorerData, state: ViewState, catalog: Catalog) -> ExplorerV
             multiple_at_peak=resolver.multiple_at_peak(s.peak_figure, base.peak_figure, s.name,
                                                        base.name))
             for s in summaries]
-    if summaries:
-        notes.append(f"The figure at the target: {resolver.RULE}")
-
     cover_by_hw = {r.hardware: r for r in cover.itertuples()} if not cover.empty else {}
     for hw in state.hw:
         name = catalog.hardware_name(hw)

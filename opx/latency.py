@@ -81,13 +81,22 @@ def latency(db: Path, state: ViewState, catalog: Catalog) -> LatencyView:
     pts["hardware_name"] = [catalog.hardware_name(h) for h in pts.hardware]
     pts["simulated"] = pts.provenance.eq("simulated")
     behind = behind_answers(view)
+    for s in view.summaries:
+        mine = pts[pts.hardware == s.hardware]
+        if not mine.empty and not set(mine.run_id) & set(behind):
+            # no figure at the target (or its runs report no latencies): the run with the most
+            # points, data first, so the page still shows the hardware's latencies
+            kind = mine[~mine.simulated] if (~mine.simulated).any() else mine
+            run = kind.groupby("run_id", sort=False).size().idxmax()
+            behind[run] = ("most points; " + (s.answer.reason if not s.answer.ok else
+                                              "the run behind its figure reports no latencies"))
     runs = _runs(pts, facts, catalog, behind)
     without = [s.name for s in view.summaries if s.answer.ok
                and not {c.run_id for c in s.answer.configs} & set(runs.run_id)]
     if without:
         notes.append(f"{', '.join(without)}: the run behind the figure at the target reports no "
-                     "latencies with a concurrency, so it cannot be drawn here; its figure is in "
-                     "the table above the chart.")
+                     "latencies with a concurrency, so it cannot be drawn here (its figure is in "
+                     "the table above); the run with the most points is drawn instead.")
 
     picked = [r for r in state.run if r in set(runs.run_id)]
     unknown = len(state.run) - len(picked)

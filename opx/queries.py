@@ -282,10 +282,12 @@ def coverage_overview(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     """Per model, workload and hardware: runs and points by provenance, and for the data's
     (non-simulated) points how many state each interactivity statistic and the span they cover."""
     stats = ("mean", "p50", "p90", "p99")
+    # a point is drawn (and so answers at a target) when it has a throughput too
+    drawn = "r.provenance <> 'simulated' AND m.throughput_total_per_gpu IS NOT NULL"
     per_stat = ", ".join(
-        f"count(m.interactivity_{q}) FILTER (WHERE r.provenance <> 'simulated') AS n_{q}, "
-        f"min(m.interactivity_{q}) FILTER (WHERE r.provenance <> 'simulated') AS lo_{q}, "
-        f"max(m.interactivity_{q}) FILTER (WHERE r.provenance <> 'simulated') AS hi_{q}"
+        f"count(m.interactivity_{q}) FILTER (WHERE {drawn}) AS n_{q}, "
+        f"min(m.interactivity_{q}) FILTER (WHERE {drawn}) AS lo_{q}, "
+        f"max(m.interactivity_{q}) FILTER (WHERE {drawn}) AS hi_{q}"
         for q in stats)
     return con.execute(f"""
         SELECT r.model, r.workload, r.hardware, r.provenance, count(DISTINCT r.id) AS runs,

@@ -313,7 +313,7 @@ def multiple_at_target(a: Answer, b: Answer, target: float) -> Multiple:
     t = f"{format_number(target)} tok/s/user"
     for side in (b, a):
         if not side.ok:
-            return Multiple(None, side.reason)
+            return Multiple(None, side.reason + (f" ({side.fix})" if side.fix else ""))
     if not b.value:
         return Multiple(None, f"{b.name} is zero at {t}")
     return Multiple(a.value / b.value, a=a.figure(), b=b.figure(),

@@ -14,6 +14,7 @@ from opx import export, metrics
 from opx.charts import compare_chart, explorer_chart, explorer_export_chart
 from opx.errors import OpxError
 from opx.explorer import ExplorerView, HardwareSummary, explore
+from opx.resolve import RULE
 from opx.links import Link, base_url as absolute_base, build_link, link_text_of
 from models.view import format_number
 
@@ -115,6 +116,7 @@ def _header_json(link: Link, state: ViewState, link_text: str, notes: list[str])
     return {"link": link_text, "page": link.page, "model": state.model,
             "workload": state.workload, "percentile": state.pct, "target_tok_s_user": state.target,
             "metric": {"key": y.key, "label": y.label, "unit": y.unit, "formula": y.formula},
+            "target_rule": RULE,
             "exported": dt.date.today().isoformat(), "notices": link.notices, "notes": notes}
 
 

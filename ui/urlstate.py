@@ -213,7 +213,14 @@ def seed_page_from_url(model_cls, resolver: SlugResolver, prefix: str, start=Non
         state, notices = model_cls.from_query(url, resolver)
     for name in model_cls.model_fields:
         ss[f"{prefix}{name}"] = getattr(state, name)
+    ss[_seeded_key(prefix)] = {n: getattr(state, n) for n in _common(model_cls)}
     return notices
+
+
+def _seeded_key(prefix: str) -> str:
+    """Where a page keeps the shared values it opened on: only a value the user changes there
+    becomes the session's (opening Simulate at P50 leaves a session's mean alone)."""
+    return f"{_LAST}_seeded_{prefix}"
 
 
 def _page_query_key(prefix: str) -> str:
@@ -239,7 +246,9 @@ def write_page_url(state, prefix: str) -> None:
     ss[_page_query_key(prefix)] = query
     # The model and workload chosen here become the session's.
     view, _ = ViewState.from_query(ss.get(_QUERY) or {})
-    update = {n: getattr(state, n) for n in _common(type(state))}
+    seeded = ss.get(_seeded_key(prefix), {})
+    update = {n: getattr(state, n) for n in _common(type(state))
+              if n not in seeded or getattr(state, n) != seeded[n]}
     if any(getattr(view, n) != v for n, v in update.items()):
         ss[_QUERY] = view.model_copy(update=update).to_query()
         ss.pop(_STATE, None)

@@ -61,7 +61,7 @@ def test_the_brief_carries_its_evidence(seed_brief):
     assert re.fullmatch(r"sha256:[0-9a-f]{16}", seed_brief.fingerprint)
     rows = {r[0]: r[1:] for r in seed_brief.table.rows}
     assert seed_brief.table.columns == ["Hardware", "Vera Rubin NVL72", "GB300 NVL72"]
-    assert rows["At 387 tok/s/user, data (tok/s/GPU)"] == ["1.7M", "29.3k"]
+    assert rows["At 387 tok/s/user (tok/s/GPU)"] == ["1.7M", "29.3k"]
 
 
 def test_the_pdf_is_one_landscape_page_with_the_headline_multiples(seed_brief):

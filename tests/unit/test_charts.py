@@ -256,7 +256,7 @@ def test_every_chart_builder_renders_through_vl_convert(full_db, catalog):
     side_a, side_b = compare.sides_from_view(
         explore(full_db, views.compare_state(ViewState()), catalog), catalog)
     curve = compare.multiple_curve(side_a, side_b, total)
-    lat = latency.latency(full_db, ViewState(), catalog)
+    lat = latency.latency(full_db, ViewState(pct="p50", target=100), catalog)
     the_plan = planner.plan(full_db, ViewState(sessions=10_000), catalog)
     title, subtitle = views.planner_context(the_plan, catalog, "http://localhost:8501/planner")
     trend = trends.over_time(full_db, ViewState(), catalog)

@@ -81,7 +81,7 @@ def test_links_round_trip_and_bad_links_are_errors(catalog):
     assert parse_link("/compare?a=h200&b=b200").state.a == "h200"
     with pytest.raises(OpxError, match="not a page"):
         parse_link("/nowhere?x=1")
-    with pytest.raises(OpxError, match="not supported yet"):
+    with pytest.raises(OpxError, match="has no Explorer view"):
         views.view_for(parse_link("/latency"), None, catalog)
 
 

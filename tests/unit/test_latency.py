@@ -52,38 +52,51 @@ def shown(view) -> pd.DataFrame:
     return view.runs.set_index("run_id").loc[list(view.shown)]
 
 
-def test_default_is_the_run_on_the_envelope_nearest_the_target(db, catalog):
-    # 150 lies between (120, A) and (160, B): B is nearer on a log scale
-    runs = shown(latency(db, state(target=150), catalog))
+def test_default_is_the_runs_behind_the_figure_at_the_target(db, catalog):
+    # 150 lies between (120, A) and (160, B): the figure interpolates both, so both are drawn
+    view = latency(db, state(target=150), catalog)
+    runs = shown(view)
     b200 = runs[runs.hardware == "b200"]
-    assert len(b200) == 1 and b200.framework.iloc[0] == "sglang"
-    assert b200.why.iloc[0] == "on the envelope nearest 150 tok/s/user (P50)"
-    # 130 is nearer 120: A
-    runs = shown(latency(db, state(target=130), catalog))
-    assert list(runs[runs.hardware == "b200"].framework) == ["vllm"]
+    assert sorted(b200.framework) == ["sglang", "vllm"]
+    assert set(b200.why) == {"the figure at the target interpolates its point"}
+    answer = next(s.answer for s in view.answers if s.hardware == "b200")
+    assert set(b200.index) == {c.run_id for c in answer.configs}
     # exactly on a point: its run
     runs = shown(latency(db, state(target=160), catalog))
     assert list(runs[runs.hardware == "b200"].framework) == ["sglang"]
+    # below the range: the slowest envelope point meets it (A's at 50 tok/s/user)
+    runs = shown(latency(db, state(target=10), catalog))
+    b200 = runs[runs.hardware == "b200"]
+    assert list(b200.framework) == ["vllm"] and "at-least figure" in b200.why.iloc[0]
 
 
-def test_default_when_the_target_is_out_of_reach_and_for_simulated_only_hardware(db, catalog):
+def test_above_the_data_the_projection_and_without_a_figure_the_most_points(db, catalog):
     view = latency(db, state(target=1000), catalog)
     runs = shown(view)
-    assert len(runs) == 2 and not view.picked
+    assert not view.picked
+    # b200's data top out at 300; its simulated run reaches 1000: the projection answers
     b200 = runs[runs.hardware == "b200"].iloc[0]
-    # A has three envelope points, B two
-    assert b200.framework == "vllm" and b200.provenance == "measured"
-    assert b200.why == "most points on the envelope; 1000 tok/s/user (P50) not reachable"
+    assert b200.provenance == "simulated" and "(projection)" in b200.why
+    # h200 (simulated only) cannot reach 1000: its run with the most points, and why
     h200 = runs[runs.hardware == "h200"].iloc[0]
-    assert h200.deployment.startswith("TP8") and h200.provenance == "simulated"
-    assert "simulated envelope" in h200.why
-    # below the envelope's range: the same rule
-    runs = shown(latency(db, state(target=10), catalog))
-    assert "below its range" in runs[runs.hardware == "b200"].why.iloc[0]
+    assert h200.deployment.startswith("TP8") and h200.why.startswith("most points; ")
+    assert "cannot reach 1000" in h200.why
+
+
+def test_the_answers_table_is_the_explorers_figure(db, catalog):
+    from opx.explorer import explore
+    from opx.latency import answers_table
+    for target in (10, 150, 160, 1000):
+        view = latency(db, state(target=target), catalog)
+        table = answers_table(view).set_index("Hardware")
+        explorer = explore(db, state(target=target), catalog)
+        for s in explorer.summaries:
+            cell = table.loc[s.name, f"At {target:g} tok/s/user (tok/s/GPU)"]
+            assert cell == s.answer.cell(__import__("opx.metrics").metrics.y_metric("total"))
 
 
 def test_legend_names_are_the_hardware_and_what_differs(db, catalog):
-    view = latency(db, state(target=150), catalog)
+    view = latency(db, state(target=160), catalog)
     assert list(view.points.drop_duplicates("run_id").run_name) == ["B200 (HGX)", "H200 SXM (HGX)"]
     every = tuple(view.runs.run_id)
     assert len(every) == 5
@@ -99,7 +112,7 @@ def test_legend_names_are_the_hardware_and_what_differs(db, catalog):
 
 
 def test_picked_runs_and_the_operating_point_follow_the_runs_shown(db, catalog):
-    view = latency(db, state(target=150, conc=16), catalog)
+    view = latency(db, state(target=60, conc=16), catalog)
     assert len(view.operating) == 2                 # one per run shown, not one per run stored
     b200 = view.operating[view.operating.hardware == "B200 (HGX)"].iloc[0]
     assert b200.concurrency == 16 and b200.exact and b200.share_of_frontier == pytest.approx(1.0)
@@ -118,7 +131,7 @@ def test_picked_runs_and_the_operating_point_follow_the_runs_shown(db, catalog):
 
 
 def test_tables_have_units_and_no_missing_cells(db, catalog):
-    view = latency(db, state(target=150, conc=16), catalog)
+    view = latency(db, state(target=160, conc=16), catalog)
     for table in (runs_table(view), operating_table(view.operating, "p50", 16)):
         assert not table.isna().any().any()
         assert not table.astype(str).isin(["None", "nan", "NaN", "<NA>", ""]).any().any()
@@ -135,7 +148,7 @@ def test_kv_pool_table_is_labelled(seed_db, catalog):
 
 
 def test_the_chart_leaves_out_empty_panels_and_says_why(db, catalog):
-    view = latency(db, state(target=150, conc=16), catalog)
+    view = latency(db, state(target=160, conc=16), catalog)
     assert view.missing_panels() == [
         "No run shown reports end-to-end latency at P50: that panel is left out."]
     spec = latency_chart(view.points, "p50", 16, catalog).to_dict()

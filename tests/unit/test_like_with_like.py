@@ -1,6 +1,7 @@
 """Headline figures on the default data (published figures and the built-in simulated envelopes):
-multiples divide figures of one kind, peaks are stated per kind, and "cannot reach" or "below the
-measured range" is said only when it is true of everything drawn for a hardware."""
+data answers before a projection, multiples divide the figures shown and say their kinds, one peak
+per hardware, below the range an at-least figure, and "cannot reach" only when it is true of
+everything drawn for a hardware."""
 import json
 
 import pytest
@@ -29,91 +30,86 @@ def test_seed_view_keeps_58x_and_2_7x_from_data(full_db, catalog):
     assert (vr.multiple_at_target.short, vr.multiple_at_peak.short) == ("58×", "2.7×")
 
 
-def test_seed_view_states_the_data_peak_and_the_simulated_peak_apart(full_db, catalog):
+def test_seed_view_has_one_peak_per_hardware(full_db, catalog):
     view = explore(full_db, ViewState(), catalog)
     vr = by_hw(view)["vr-nvl72"]
     drawn = view.points[(view.points.hardware == "vr-nvl72") & view.points.simulated]
-    assert vr.data.peak == pytest.approx(2.52e6)
-    assert vr.simulated.peak == pytest.approx(drawn.tput.max())      # the top of the drawn curve
-    assert vr.simulated.peak > vr.data.peak                          # 3.1M, not hidden
+    assert vr.peak == pytest.approx(2.52e6)                  # the data's, not the projection's
+    assert vr.simulated.peak == pytest.approx(drawn.tput.max()) and vr.simulated.peak > vr.peak
     row = view.table().set_index("Hardware").loc["Vera Rubin NVL72"]
-    assert row["Peak, data (tok/s/GPU)"] == "2.52M"
+    assert row["Peak (tok/s/GPU)"] == "2.52M"
     assert row["Provenance at peak"] == "preview (interactivity not stated)"
-    assert row["Peak, simulated (tok/s/GPU)"] == metrics.format_value(drawn.tput.max())
+    assert not any("simulated" in c.lower() and "peak" in c.lower() for c in view.table().columns)
     assert row["× GB300 NVL72 at target"] == "58×" and row["× GB300 NVL72 at peak"] == "2.7×"
 
 
-def test_gb200_against_gb300_divides_simulated_by_simulated(full_db, catalog):
-    view = explore(full_db, ViewState(hw=("gb200-nvl72", "gb300-nvl72")), catalog)
+def test_a_hardware_without_data_divides_its_projection_by_the_data(full_db, catalog):
+    view = explore(full_db, ViewState(hw=("gb200-nvl72", "gb300-nvl72", "b200", "vr-nvl72")),
+                   catalog)
     gb200, gb300 = by_hw(view)["gb200-nvl72"], by_hw(view)["gb300-nvl72"]
-    assert gb200.data.peak is None and gb300.data.peak == pytest.approx(933_333)
+    assert gb200.data.peak is None and gb300.peak == pytest.approx(933_333)
     peak = gb200.multiple_at_peak
-    # GB200 has no data peak, so the data peak of GB300 is not divided into GB200's simulated one
-    assert peak.value == pytest.approx(gb200.simulated.peak / gb300.simulated.peak)
-    # GB300's curve is anchored to its derived figures, GB200's has nothing to anchor to: both
-    # are the simulated kind, and the view says which is which
-    assert view.anchoring["gb300-nvl72"].anchored and not view.anchoring["gb200-nvl72"].anchored
-    raw = explore(full_db, ViewState(hw=("gb200-nvl72", "gb300-nvl72"), unanchored=True), catalog)
-    assert by_hw(raw)["gb200-nvl72"].multiple_at_peak.value < 1   # unanchored: GB300 above GB200
-    assert peak.kind == "simulated" and peak.text.endswith("(simulated vs simulated)")
-    assert peak.caption(TOTAL).endswith("simulated vs simulated")
-    # at 387 GB200's only curve (simulated) tops out below: said, and named as simulated
-    reason = gb200.multiple_at_target.text
+    # one peak each: GB200's is its projection's, GB300's its data's; the multiple says it mixes
+    assert peak.value == pytest.approx(gb200.simulated.peak / 933_333)
+    assert peak.kind == "mixed" and peak.basis == "mixed: simulated vs derived"
+    # the same GB300 peak under every card of the screen
+    assert {m.multiple_at_peak.b.value for m in view.summaries if m.multiple_at_peak} == {933_333}
+    # at 387 GB200's only curve (simulated) tops out below: said, with the fix
     assert gb200.multiple_at_target.value is None
     top = metrics.format_value(gb200.simulated.x_hi)
-    assert reason == (f"GB200 NVL72 cannot reach 387 tok/s/user (simulated curve tops out at "
-                      f"{top} tok/s/user)")
+    assert gb200.multiple_at_target.reason.startswith(
+        f"GB200 NVL72 cannot reach 387 tok/s/user (simulated curve tops out at {top} tok/s/user)")
+    assert "lower the target" in gb200.multiple_at_target.reason
 
 
-def test_target_below_the_data_but_on_the_simulated_curves(full_db, catalog):
+def test_below_the_data_the_faster_point_is_an_at_least_figure(full_db, catalog):
     view = explore(full_db, ViewState(target=100), catalog)
     vr, gb = by_hw(view)["vr-nvl72"], by_hw(view)["gb300-nvl72"]
+    # a system that serves 387 tok/s/user serves 100: at least its 387 figure, named
+    assert (vr.answer.value, gb.answer.value) == (1.7e6, 29_310)
+    assert vr.answer.how == gb.answer.how == "at_least" and vr.answer.kind == "data"
+    assert vr.answer.configs[0].x == 387
     m = vr.multiple_at_target
-    assert m.value == pytest.approx(vr.simulated.at_target.value / gb.simulated.at_target.value)
-    assert m.basis == "simulated vs simulated" and "simulated vs simulated" in m.text
-    assert "below" not in m.text
-    # the data column says what is true of the data alone
+    assert m.value == pytest.approx(58.0, rel=1e-3)
+    assert m.caption(TOTAL) == ("≥ 1.7M vs ≥ 29.3k tok/s/GPU; preview vs derived; both figures "
+                                "are at-least figures")
     row = view.table().set_index("Hardware").loc["GB300 NVL72"]
-    assert row["At 100 tok/s/user, data (tok/s/GPU)"] == "below measured range"
-    assert row["At 100 tok/s/user, simulated (tok/s/GPU)"] == \
+    assert row["At 100 tok/s/user (tok/s/GPU)"] == "≥ 29.3k"
+    assert "387 tok/s/user (P90) is faster than 100 tok/s/user" in row["How"]
+    # the projection's own value is beside it, never replacing it
+    assert row["Projection at target (tok/s/GPU)"] == \
         metrics.format_value(gb.simulated.at_target.value)
 
 
-def test_a_stricter_percentile_that_reaches_the_target_is_not_cannot_reach(full_db, catalog):
+def test_a_stricter_percentile_that_reaches_the_target_is_an_at_least_figure(full_db, catalog):
     # unanchored: the curves as simulated (anchored, GB300's reaches 387 at P50 too)
     view = explore(full_db, ViewState(pct="p50", unanchored=True), catalog)
     vr, gb = by_hw(view)["vr-nvl72"], by_hw(view)["gb300-nvl72"]
-    # at P50 neither the data (no P50 stated) nor the simulated curves give a value at 387 ...
     assert gb.simulated.at_target.status == "not_reachable"
-    # ... but GB300's derived P90 figure reaches 387, so its P50 does too
-    assert gb.stricter is not None and gb.stricter.pct == "p90"
-    assert gb.stricter.value == pytest.approx(29_310) and gb.stricter.provenance == "derived"
-    assert gb.reachable
-    texts = [vr.multiple_at_target.text, gb.target_note, vr.target_note]
-    assert not any("cannot reach" in t for t in texts)
-    assert "its P90 derived figure reaches it" in gb.target_note
-    assert "58× at P90" in vr.multiple_at_target.text
+    # GB300's derived P90 figure reaches 387, so its P50 does too: data before a projection
+    assert gb.answer.how == "stricter" and gb.answer.configs[0].pct == "p90"
+    assert gb.answer.value == pytest.approx(29_310) and gb.answer.provenance == "derived"
+    assert gb.reachable and vr.answer.how == "stricter"
+    assert vr.multiple_at_target.value == pytest.approx(58.0, rel=1e-3)
+    assert "stricter statistic" in gb.answer.how_text(387)
     row = view.table().set_index("Hardware").loc["GB300 NVL72"]
-    assert row["At 387 tok/s/user, data (tok/s/GPU)"] == "≥ 29.3k (P90 derived figure)"
+    assert row["At 387 tok/s/user (tok/s/GPU)"] == "≥ 29.3k"
 
 
 def test_cannot_reach_when_every_curve_tops_out_below(full_db, catalog):
     view = explore(full_db, ViewState(target=500), catalog)
     vr, gb = by_hw(view)["vr-nvl72"], by_hw(view)["gb300-nvl72"]
     assert not gb.reachable
-    assert vr.multiple_at_target.text == (
+    assert vr.multiple_at_target.text.startswith(
         "GB300 NVL72 cannot reach 500 tok/s/user (data top out at 387 tok/s/user; simulated "
         f"curve tops out at {metrics.format_value(gb.simulated.x_hi)} tok/s/user)")
 
 
-def test_between_the_simulated_curve_and_the_data_neither_is_claimed(full_db, catalog):
+def test_between_the_simulated_curve_and_the_data_the_data_answers(full_db, catalog):
     # GB300 unanchored: the simulated curve ends near 327 tok/s/user, the derived figure is at 387
     view = explore(full_db, ViewState(target=380, unanchored=True), catalog)
     gb = by_hw(view)["gb300-nvl72"]
-    text = by_hw(view)["vr-nvl72"].multiple_at_target.text
-    assert text.startswith("GB300 NVL72 has no figure at 380 tok/s/user")
-    assert "cannot reach" not in text and "data start at 387" in text
-    assert f"simulated curve tops out at {metrics.format_value(gb.simulated.x_hi)}" in text
+    assert gb.answer.how == "at_least" and gb.answer.value == 29_310
 
 
 @pytest.mark.parametrize("state", [ViewState(), ViewState(target=100), ViewState(target=500),
@@ -141,13 +137,13 @@ def test_exports_carry_the_kinds(full_db, catalog):
     assert seed["multiple_at_peak"] == pytest.approx(2.7, rel=1e-3)
     assert seed["multiple_at_target_basis"] == "preview vs derived"
     assert seed["a"]["peak"] == pytest.approx(2.52e6)
-    assert seed["a"]["simulated_peak"] > seed["a"]["peak"]
+    assert seed["a"]["simulated_at_target"] > 0 and "simulated_peak" not in seed["a"]
+    assert seed["target_rule"].startswith("Data first")
     explorer = json.loads(views.render_link(parse_link(
         "/?hw=gb200-nvl72&hw=gb300-nvl72&unanchored=1"), "json", full_db, catalog))
     gb200 = next(h for h in explorer["hardware"] if h["hardware"] == "gb200-nvl72")
-    assert gb200["multiple_at_peak_kind"] == "simulated"
-    assert gb200["multiple_at_peak_text"].endswith("(simulated vs simulated)")
-    assert gb200["multiple_at_peak"] < 1
+    assert gb200["multiple_at_peak_kind"] == "mixed"
+    assert gb200["multiple_at_peak_text"].endswith("(mixed: simulated vs derived)")
     assert {"at_target", "peak", "simulated_at_target", "anchored", "anchor_residuals"} <= set(gb200)
     assert gb200["anchored"] is False and "unanchored=1" in gb200["anchoring"]
     anchored = json.loads(views.render_link(parse_link("/"), "json", full_db, catalog))

@@ -93,8 +93,10 @@ def _value_at(rows: pd.DataFrame, target: float) -> float | None:
             frontier.append((x, y))
             best = y
     xs, ys = zip(*sorted(frontier))
-    if not xs[0] <= target <= xs[-1]:
+    if target > xs[-1]:
         return None
+    if target < xs[0]:              # below the range: at least the slowest point, which meets it
+        return ys[0]
     return float(PchipInterpolator(xs, ys)(target)) if len(xs) > 1 else ys[0]
 
 

@@ -1,5 +1,5 @@
-"""The Planner's choice of operating point, its sizing, its agreement with the Explorer, and how
-its table and chart read."""
+"""The Planner's sizing with the resolver's figure, its agreement with the Explorer, the TTFT
+limit, and how its table and chart read."""
 import json
 import math
 import shutil
@@ -11,15 +11,15 @@ from opx.charts import hardware_color, planner_chart
 from opx.explorer import explore
 from opx.importer import import_files
 from opx.ingest.core import IngestOptions
-from opx.planner import EPS, explorer_state, money, output_share, plan
+from opx.planner import deployed, explorer_state, money, output_share, plan
 from opx.views import planner_context
 
 AGENTX_SHARE = 345 / (85_000 + 345)
 
 
-def test_seed_plan_uses_the_published_point_not_the_single_session(full_db, catalog):
-    """10,000 sessions at 387 tok/s/user P90: Rubin's 1.7M tok/s/GPU point, not its single session
-    (80,000 GPUs); GB300 sized from its 29.3k tok/s/GPU point, which states no concurrency."""
+def test_seed_plan_sizes_with_the_published_points(full_db, catalog):
+    """10,000 sessions at 387 tok/s/user P90: Rubin's 1.7M tok/s/GPU point and GB300's 29.3k, the
+    figures the Explorer shows there, in whole racks of 72."""
     result = plan(full_db, ViewState(sessions=10_000), catalog)
     assert result.excluded == []
     rows = result.rows.set_index("hardware_slug")
@@ -29,7 +29,7 @@ def test_seed_plan_uses_the_published_point_not_the_single_session(full_db, cata
     assert rubin.total_per_gpu == pytest.approx(1.7e6)
     assert rubin.output_per_gpu == pytest.approx(1.7e6 * AGENTX_SHARE)
     assert rubin.gpus == math.ceil(10_000 * 387 / (1.7e6 * AGENTX_SHARE * 72)) * 72 == 576
-    assert rubin.racks == 8 and rubin.sized_by.startswith("throughput")
+    assert rubin.racks == 8 and rubin.kind == "data" and "the point" in rubin.how
     assert gb300.gpus == math.ceil(10_000 * 387 / (29_310 * AGENTX_SHARE * 72)) * 72 == 32_688
     assert gb300.racks == 454 and gb300.provenance == "derived"
     assert rubin.usd_per_hour == pytest.approx(576 * 3.71)
@@ -37,16 +37,17 @@ def test_seed_plan_uses_the_published_point_not_the_single_session(full_db, cata
     assert list(result.rows.hardware_slug) == ["vr-nvl72", "gb300-nvl72"]   # cheapest first
 
 
-def test_single_session_point_only_when_it_is_the_only_one(full_db, catalog):
-    """At 500 tok/s/user P90 only Rubin's single-session point (1,810 P90, 8 GPUs) reaches the
-    SLA: it is used, sized by its concurrency, and a note says why the Explorer has no value."""
-    result = plan(full_db, ViewState(sessions=10_000, target=500), catalog)
+def test_above_the_data_the_projection_sizes_and_says_so(full_db, catalog):
+    """At 500 tok/s/user P90 no data point of either system reaches the target; Rubin's
+    projection does (the Explorer's figure there), GB300's tops out below it: excluded, why."""
+    state = ViewState(sessions=10_000, target=500)
+    result = plan(full_db, state, catalog)
     rubin = result.rows.set_index("hardware_slug").loc["vr-nvl72"]
-    assert rubin.concurrency == 1 and rubin.gpus_per_deployment == 8
-    assert rubin.gpus == 80_000 and rubin.sized_by.startswith("concurrency (1 session per 8 GPUs")
-    assert rubin.explorer_at_target is None and rubin.explorer_at_target_status == "not reachable"
-    assert any("states no total throughput" in n for n in result.notes)
-    assert "GB300 NVL72" in dict(result.excluded)
+    view = {s.hardware: s.answer for s in explore(full_db, explorer_state(state),
+                                                   catalog).summaries}
+    assert rubin.kind == "projection" and rubin.total_per_gpu == view["vr-nvl72"].value
+    why = dict(result.excluded)["GB300 NVL72"]
+    assert "cannot reach 500 tok/s/user" in why and "lower the target" in why
 
 
 def test_a_token_demand_and_no_demand(full_db, catalog):
@@ -59,16 +60,31 @@ def test_a_token_demand_and_no_demand(full_db, catalog):
 
 
 def test_a_stricter_percentiles_figure_meets_the_sla(full_db, catalog):
-    """At P50 the seed's P90 figures stand in (P50 interactivity >= P90), as on the Explorer."""
+    """At P50 the seed's P90 figures are at-least figures (P50 interactivity >= P90), on the
+    Explorer and in the plan alike."""
     result = plan(full_db, ViewState(sessions=10_000, pct="p50"), catalog)
     rubin = result.rows.set_index("hardware_slug").loc["vr-nvl72"]
-    assert rubin.gpus == 576 and rubin.interactivity_pct == "p90"
+    assert rubin.gpus == 576 and rubin.bound and "stricter statistic" in rubin.how
     table = result.table().set_index("Hardware")
-    assert table.loc["Vera Rubin NVL72", "Interactivity P50 (tok/s/user)"] == "≥ 387 (P90 figure)"
-    # the Explorer's P50 figure there is the anchored simulated curve's, and says so; the plan
-    # credits the P90 figure, which is below it
-    assert table.loc["Vera Rubin NVL72", "Explorer at target (tok/s/GPU)"].endswith("(simulated)")
-    assert rubin.total_per_gpu == 1.7e6 <= rubin.explorer_at_target
+    assert table.loc["Vera Rubin NVL72", "At target (tok/s/GPU)"] == "≥ 1.7M"
+    view = explore(full_db, ViewState(pct="p50"), catalog)
+    assert view.summaries[0].answer.cell(__import__("opx.metrics").metrics.y_metric("total")) \
+        == "≥ 1.7M"
+
+
+def test_a_ttft_limit_is_checked_on_the_configuration_deployed(full_db, catalog):
+    base = ViewState(model="deepseek-r1", workload="1k1k", hw=("gb200-nvl72", "b200"),
+                     pct="mean", target=40, sessions=10_000)
+    view = {s.hardware: s.answer for s in explore(full_db, explorer_state(base),
+                                                   catalog).summaries}
+    ttft = {hw: deployed(a).ttft_s for hw, a in view.items() if a.ok}
+    assert all(v is not None for v in ttft.values()), ttft
+    limit = sorted(ttft.values())[0] * 1.01          # the faster one passes, the other does not
+    result = plan(full_db, base.model_copy(update={"ttft": limit}), catalog)
+    kept = set(result.rows.hardware_slug)
+    assert kept == {hw for hw, v in ttft.items() if v <= limit}
+    for name, why in result.excluded:
+        assert "above the" in why and "TTFT" in why
 
 
 VIEWS = [
@@ -90,80 +106,26 @@ VIEWS = [
 
 @pytest.mark.parametrize("state", VIEWS,
                          ids=lambda s: f"{s.model}-{s.workload}-{s.pct}-{s.target:g}")
-def test_the_plan_never_credits_more_than_the_explorer(full_db, catalog, state):
-    """Per hardware, the total tok/s per GPU the plan uses is at most the Explorer's value at the
-    same target, and the GPUs follow from the way the row says it was sized."""
+def test_the_plan_sizes_with_exactly_the_explorers_figure(full_db, catalog, state):
+    """Per hardware, the total tok/s per GPU the plan uses is the Explorer's figure at the same
+    target, a hardware without one is excluded with its reason, and the GPUs follow from it."""
     result = plan(full_db, state, catalog)
     assert not result.rows.empty
-    at = {s.hardware: s.at_target for s in explore(full_db, explorer_state(state),
-                                                    catalog).summaries}
+    answers = {s.hardware: s.answer for s in explore(full_db, explorer_state(state),
+                                                      catalog).summaries}
     share = output_share(catalog, state.workload)
-    checked = 0
     for row in result.rows.itertuples():
-        v = at[row.hardware_slug]
-        g = row.gpus_per_deployment
-        if v.status == "ok":
-            checked += 1
-            assert row.explorer_at_target == pytest.approx(v.value)
-            assert row.total_per_gpu <= v.value * (1 + EPS)
-            if row.sized_by.startswith("concurrency"):
-                # the sessions per GPU imply no more tokens than the Explorer's value either
-                assert row.concurrency * row.interactivity / g / share <= v.value * (1 + EPS)
-        if row.sized_by.startswith("concurrency"):
-            assert row.gpus == math.ceil(state.sessions / row.concurrency) * g
-        elif state.sessions:
-            assert row.gpus == math.ceil(state.sessions * row.interactivity
-                                         / (row.output_per_gpu * g)) * g
-        else:
-            assert row.gpus == math.ceil(state.tps / (row.output_per_gpu * g)) * g
-    assert checked, "no hardware with an Explorer value at the target to compare with"
-
-
-def test_the_gpus_are_the_fewest_over_every_point_meeting_the_sla(full_db, catalog):
-    """No point meeting the SLA (of the Explorer's kind) would need fewer GPUs than the one
-    chosen, for the simulated 1k/1k systems where many points meet it."""
-    state = VIEWS[5]
-    result = plan(full_db, state, catalog)
-    from opx.planner import _candidates, _size
-    from opx import store
-    with store.reading(full_db) as con:
-        pts = _candidates(con, state)
-    at = {s.hardware: s.at_target for s in explore(full_db, explorer_state(state),
-                                                    catalog).summaries}
-    for row in result.rows.itertuples():
-        mine = pts[(pts.hardware == row.hardware_slug) & (pts.interactivity >= state.target)]
-        cap = at[row.hardware_slug].value if at[row.hardware_slug].status == "ok" else None
-        sized = [_size(p, state, 0.5, cap) for _, p in mine.iterrows()]
-        assert row.gpus == min(s.gpus for s in sized if s)
-
-
-@pytest.fixture
-def capped_db(seed_db, tmp_path, catalog):
-    """B200 with a drawn point (concurrency 100, 3,000 tok/s/GPU at 50 tok/s/user) and a point
-    that states only its concurrency: 10,000 sessions at 60 tok/s/user on 8 GPUs imply 150k
-    total tok/s/GPU on 1k/1k, far above the Explorer's 3,000 at 50."""
-    path = tmp_path / "opx.duckdb"
-    shutil.copy(seed_db, path)
-    csv = tmp_path / "b200.csv"
-    csv.write_text("hardware,model,workload,framework,precision,gpus_total,provenance,concurrency,"
-                   "interactivity_p50,throughput_total_per_gpu\n"
-                   "b200,deepseek-r1,1k1k,vllm,fp8,8,measured,100,50,3000\n"
-                   "b200,deepseek-r1,1k1k,vllm,fp8,8,measured,10000,60,\n")
-    results = import_files([csv], IngestOptions(), path, catalog)
-    assert all(r.ok for r in results), results[0].error
-    return path
-
-
-def test_a_figure_above_the_explorers_is_capped(capped_db, catalog):
-    state = ViewState(model="deepseek-r1", workload="1k1k", hw=("b200",), pct="p50", target=50,
-                      sessions=1000)
-    b200 = plan(capped_db, state, catalog).rows.iloc[0]
-    # capped: 3,000 total = 1,500 output tok/s/GPU; 1,000 sessions x 60 tok/s = 60k output tok/s
-    assert b200.concurrency == 10_000 and "capped" in b200.sized_by
-    assert b200.total_per_gpu == pytest.approx(3000) == b200.explorer_at_target
-    assert b200.gpus == math.ceil(1000 * 60 / (1500 * 8)) * 8 == 40
-    # the drawn point alone would need ceil(1000 / 100) x 8 = 80 GPUs
-    assert b200.total_from == "capped"
+        a = answers[row.hardware_slug]
+        assert row.total_per_gpu == a.value == a.tput
+        assert row.output_per_gpu == pytest.approx(a.value * share, rel=1e-12)
+        g = deployed(a).gpus_total
+        assert row.gpus_per_deployment == g
+        demand = state.sessions * a.x if state.sessions else state.tps
+        assert row.gpus == math.ceil(demand / (row.output_per_gpu * g)) * g
+    planned = set(result.rows.hardware_slug)
+    assert planned == {hw for hw, a in answers.items() if a.ok}
+    for name, why in result.excluded:
+        assert why.startswith(next(a.reason for a in answers.values() if a.name == name))
 
 
 def test_the_table_reads_like_a_table(full_db, catalog):
@@ -172,8 +134,8 @@ def test_the_table_reads_like_a_table(full_db, catalog):
         table = plan(full_db, state, catalog).table()
         cols = list(table.columns)
         assert cols[:7] == ["Rank", "Hardware", "GPUs", "Racks", "MW", "$/hour", "$/M tokens"]
-        assert {"Throughput (tok/s/GPU)", "Concurrency", "Sized by",
-                f"Interactivity {state.pct.upper()} (tok/s/user)"} <= set(cols)
+        assert {"At target (tok/s/GPU)", "Concurrency", "How it was obtained",
+                "Interactivity (tok/s/user)", "Configuration deployed"} <= set(cols)
         cells = [str(v) for v in table.drop(columns="Rank").to_numpy().ravel()]
         assert all(isinstance(v, str) for v in table.drop(columns="Rank").to_numpy().ravel())
         assert not any(c in ("None", "nan", "NaN", "") for c in cells)
@@ -183,7 +145,7 @@ def test_the_table_reads_like_a_table(full_db, catalog):
     seed = plan(full_db, ViewState(sessions=10_000), catalog).table().set_index("Hardware")
     assert seed.loc["GB300 NVL72", "GPUs"] == "32,688"
     assert seed.loc["Vera Rubin NVL72", "$/hour"] == "$2,137"
-    assert seed.loc["Vera Rubin NVL72", "Throughput (tok/s/GPU)"] == "1.7M"
+    assert seed.loc["Vera Rubin NVL72", "At target (tok/s/GPU)"] == "1.7M"
     assert seed.loc["Vera Rubin NVL72", "Concurrency"] == "not stated"
 
 
@@ -225,7 +187,7 @@ def test_exports_agree_with_the_page(full_db, catalog):
     page = plan(full_db, link.state, catalog)
     assert [r["gpus"] for r in summary["ranking"]] == list(page.rows.gpus) == [576, 32_688]
     assert summary["output_share"] == pytest.approx(AGENTX_SHARE)
-    assert "fewest GPUs" in summary["sizing"]
+    assert "sized with its figure at the target" in summary["sizing"]
     csv = render_link(link, "csv", full_db, catalog).decode()
     assert csv.splitlines()[0].startswith("Rank,Hardware,GPUs,Racks,MW,$/hour")
     assert render_link(link, "png", full_db, catalog)[:4] == b"\x89PNG"
