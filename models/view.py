@@ -213,11 +213,14 @@ class ViewState(BaseModel):
                 continue
             value = getattr(self, name)
             shown = page is not None and name in ALWAYS_SHOWN
-            if not shown and value == getattr(default, name):
+            if name in ("a", "b"):
+                # A and B go together: both are written unless the selection implies both (one
+                # alone at its default would be re-derived from the selection on the way back)
+                if (self.a, self.b) == derived_sides(self.hw, self.baseline):
+                    continue
+            elif not shown and value == getattr(default, name):
                 continue
             if name == "baseline" and value == effective_baseline(self.hw, None):
-                continue
-            if name in ("a", "b") and (self.a, self.b) == derived_sides(self.hw, self.baseline):
                 continue
             out[name] = _spell(name, value)
         return {k: v for k, v in out.items() if v}

@@ -157,7 +157,7 @@ class ExplorerView:
                 "Hardware": s.name,
                 f"{at} ({y.unit})": a.cell(y),
                 "Kind": ("projection" if a.kind == SIMULATED else a.kind) or "no figure",
-                "Provenance at target": a.provenance or "–",
+                "Provenance at target": a.provenance or "no figure",
                 "How": a.how_text(self.state.target),
                 f"Projection at target ({y.unit})": (_projection_cell(sim, pct) if sim
                                                      else f"no {pct} simulation"),
