@@ -76,3 +76,62 @@ def test_anchor_runs_fit_the_curve_and_saved_runs_name_them(db):
         named = con.execute("SELECT count(*) FROM runs WHERE provenance = 'simulated' AND "
                             "json_extract_string(meta, '$.anchors') = ?", [rid]).fetchone()[0]
     assert named >= 1
+
+
+@pytest.fixture
+def full_app_db(full_db, tmp_path, monkeypatch):
+    import shutil
+    path = tmp_path / "opx.duckdb"
+    shutil.copy(full_db, path)
+    monkeypatch.setenv("OPX_DB", str(path))
+    return path
+
+
+def test_simulate_opens_on_the_sessions_view_with_the_explorers_curve(full_app_db, catalog):
+    """From the Explorer at P50 and 200 tok/s/user, the sidebar's Simulate opens on the first
+    hardware, the statistic and the target, the built-in curve's MTP depth and the Explorer's
+    anchors: its projection at the target is the Explorer's, to the digit shown."""
+    from models import ViewState
+    from opx import metrics
+    from opx.explorer import explore
+    from tests.app.test_journeys_app import go
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
+    at.query_params.update({"pct": "p50", "target": "200"})
+    at.run()
+    assert not at.exception
+    go(at, "app_pages/simulate.py")
+    assert not at.exception
+    assert at.selectbox(key="sim_hw").value == "vr-nvl72"
+    assert at.radio(key="sim_pct").value == "p50" and at.number_input(key="sim_target").value == 200
+    assert at.slider(key="sim_mtp").value == 1
+    anchors = at.multiselect(key="sim_anchor").value
+    assert len(anchors) == len(set(anchors)) >= 1
+    view = explore(full_app_db, ViewState(pct="p50", target=200), catalog)
+    rubin = next(s for s in view.summaries if s.hardware == "vr-nvl72")
+    shown = {m.label: m.value for m in at.metric}
+    total = metrics.y_metric("total")
+    assert shown["This projection at 200 tok/s/user (P50)"] == \
+        total.format(rubin.simulated_at_target.value)
+    assert shown["At 200 tok/s/user (P50), as on every page"] == rubin.answer.cell(total)
+    # the session's view is left as it was
+    go(at, "app_pages/explorer.py")
+    assert at.radio(key="pct").value == "p50" and at.number_input(key="target").value == 200
+
+
+def test_anchor_runs_are_picked_by_readable_labels_each_once(full_app_db, catalog):
+    from opx.anchoring import anchor_candidates
+    at = open_simulate(hw="b200", model="deepseek-r1", workload="1k1k")
+    assert not at.exception
+    labels = list(at.multiselect(key="sim_anchor").options)
+    assert len(labels) >= 3 and len(set(labels)) == len(labels)
+    assert all(label.startswith("B200 (HGX) · ") and " point" in label for label in labels)
+    ids = list(anchor_candidates(full_app_db, "b200", "deepseek-r1", "1k1k", catalog).run_id)
+    at.multiselect(key="sim_anchor").set_value(ids[:3]).run()
+    assert not at.exception
+    assert at.multiselect(key="sim_anchor").value == ids[:3]
+    assert list(at.multiselect(key="sim_anchor").options) == labels     # the others stay
+    address = at.query_params.get("anchor")
+    assert sorted(address) == sorted(ids[:3])                         # each once in the link
+    # a link that names a run twice holds it once
+    at = open_simulate(hw="b200", model="deepseek-r1", workload="1k1k", anchor=[ids[0], ids[0]])
+    assert at.multiselect(key="sim_anchor").value == [ids[0]]

@@ -38,7 +38,8 @@ def test_upload_then_explore(server, page, tmp_path):
 def test_a_coverage_row_opens_the_explorer_on_its_slice(server, page):
     """The Data page opens with what the database holds; picking a row (its selection box, the
     grid's first column) opens the Explorer on that model and workload, at the statistic its
-    data reports, with a chart and no notice."""
+    data reports, with a chart, no notice, and a multiple at the target: its baseline has data
+    at that statistic and its target is one two systems reach."""
     page.set_viewport_size({"width": 1400, "height": 1000})
     page.goto(server + "/data")
     wait_for_app(page)
@@ -53,3 +54,6 @@ def test_a_coverage_row_opens_the_explorer_on_its_slice(server, page):
     expect(page.get_by_test_id("stVegaLiteChart").first).to_be_visible(timeout=20_000)
     expect(page.get_by_test_id("stAlert").filter(has_text="in the link")).to_have_count(0)
     expect(page.get_by_test_id("stException")).to_have_count(0)
+    values = page.get_by_test_id("stMetricValue")
+    expect(values.first).to_be_visible(timeout=20_000)
+    assert re.fullmatch(r"[\d.,]+×", values.first.inner_text().strip()), values.first.inner_text()

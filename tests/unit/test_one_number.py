@@ -152,3 +152,24 @@ def test_simulate_opens_on_the_explorers_projection(full_db, catalog):
                                     for v in vs)), "json", full_db, catalog))
         assert out["projection"]["at_target"] == sim.projection.value
         assert out["hardware"][0]["at_target"] == explorer.answer.value
+
+
+def test_every_coverage_row_opens_a_view_that_answers(full_db, catalog):
+    """A coverage row opens a view whose baseline has a figure at the statistic it opens at and,
+    where two systems have data there, a multiple at the target."""
+    from opx.coverage import coverage
+    rows = coverage(full_db, catalog)
+    assert len(rows) > 10
+    answered = 0
+    for row in rows.itertuples():
+        view = explore(full_db, parse_link(row.link).state, catalog)
+        base = next(s for s in view.summaries if s.hardware == view.baseline)
+        with_data = [s for s in view.summaries if s.answer.ok and s.answer.kind == "data"]
+        if not with_data:
+            continue                        # "simulated only", "no interactivity stated"
+        assert base.answer.ok and base.answer.kind == "data", row.link
+        if len(with_data) >= 2:
+            assert any(s.multiple_at_target is not None and s.multiple_at_target.value
+                       for s in view.summaries), row.link
+            answered += 1
+    assert answered >= 5
