@@ -87,11 +87,10 @@ y = metrics.y_metric("total")
 answer = sim.view.summaries[0].answer
 target_text = f"{format_number(state.target)} tok/s/user ({pct_label(state.pct)})"
 c1, c2 = st.columns(2)
-c1.metric(f"At {target_text}, as on every page", answer.cell(y))
+c1.metric(f"At {target_text}, as on every page", answer.short(y))
 c1.caption(escape_md(answer.how_text(state.target)))
-c2.metric(f"This projection at {target_text}", sim.projection.cell(y))
-c2.caption(escape_md(sim.projection.how_text(state.target) if sim.projection.ok else
-                     sim.projection.reason))
+c2.metric(f"This projection at {target_text}", sim.projection.short(y))
+c2.caption(escape_md(sim.projection.how_text(state.target)))
 event = st.altair_chart(sim.chart(catalog), key="simulate_chart", on_select="rerun",
                         selection_mode="pick", theme=None)
 frame = result.points_frame()

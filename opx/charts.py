@@ -224,15 +224,22 @@ def _explorer_layers(view: ExplorerView, catalog: Catalog, link: str = "",
                                                  fontSize=11, font=FONT).encode(
         x=x_enc, y=alt.value(0), text="label:N"))
 
-    hits = [(s.name, s.at_target.value, "exact" if s.at_target.exact else "interpolated")
-            for s in view.summaries if s.at_target.status == "ok"]
+    # each hardware's figure at the target (opx.resolve): an at-least figure is labelled "≥" and
+    # its tooltip names the faster point it comes from
+    hits = [(s.name, s.answer) for s in view.summaries if s.answer.ok]
     if hits:
+        how = {"point": "a point at the target", "interpolated": "interpolated",
+               "at_least": "at least: a faster point meets the target",
+               "stricter": "at least: a stricter statistic's point meets the target"}
         hit_df = pd.DataFrame({"hardware_name": [h[0] for h in hits], "x": state.target,
-                               "y": [h[1] for h in hits],
-                               "value": [y_metric.format(h[1]) for h in hits],
-                               "value_text": [y_metric.format(h[1], unit=True, digits=4)
-                                              for h in hits],
-                               "how": [h[2] for h in hits]})
+                               "y": [a.value for _, a in hits],
+                               "value": [a.cell(y_metric) for _, a in hits],
+                               "value_text": [("≥ " if a.bound else "")
+                                              + y_metric.format(a.value, unit=True, digits=4)
+                                              for _, a in hits],
+                               "how": [how.get(a.how, a.how) + (" (projection)" if a.kind ==
+                                                                "simulated" else "")
+                                       for _, a in hits]})
         hit_df["label_y"] = _stagger(list(hit_df.y), y_top, HEIGHT)
         layers.append(alt.Chart(hit_df).mark_point(size=260, shape="circle", filled=False,
                                                    strokeWidth=2).encode(
@@ -336,26 +343,29 @@ def simulate_subtitle(result, fit=None) -> list[str]:
 
 
 def simulate_chart(points: pd.DataFrame, envelope: pd.DataFrame, measured: pd.DataFrame,
-                   title: str, subtitle: list[str]) -> alt.LayerChart:
-    """A simulation's layout curves and envelope over the measured points of the same hardware,
-    model and workload. Clicking a simulated point selects it (`pick`: layout and concurrency)."""
-    x_title = metrics.interactivity("p50").title
+                   title: str, subtitle: list[str], pct: str = "p50",
+                   target: float | None = None) -> alt.LayerChart:
+    """A simulation's layout curves and envelope at `pct` over the measured points of the same
+    hardware, model and workload, with the target as a rule. Clicking a simulated point selects
+    it (`pick`: layout and concurrency)."""
+    x_col = f"interactivity_{pct}"
+    x_title = metrics.interactivity(pct).title
     y_title = metrics.y_metric("total").title
-    xs = list(points.interactivity_p50) + list(measured.get("x", []))
+    xs = list(points[x_col]) + list(measured.get("x", []))
     x_scale = alt.Scale(type="log", domain=[min(xs) / 1.5, max(xs) * 1.5] if xs else [1, 1000])
-    x_enc = alt.X("interactivity_p50:Q", title=x_title, scale=x_scale)
+    x_enc = alt.X(f"{x_col}:Q", title=x_title, scale=x_scale)
     y_enc = alt.Y("throughput_total_per_gpu:Q", title=y_title, axis=alt.Axis(**metrics.y_metric("total").axis))
     pick = alt.selection_point(name="pick", fields=["layout", "concurrency"], on="click")
     tip = [alt.Tooltip("layout:N", title="Layout"),
            alt.Tooltip("concurrency:Q", title="Concurrency", format=",.0f"),
-           alt.Tooltip("interactivity_p50:Q", title=x_title, format=",.4~g"),
+           alt.Tooltip(f"{x_col}:Q", title=x_title, format=",.4~g"),
            alt.Tooltip("throughput_total_per_gpu:Q", title=y_title, format=",.4~s"),
            alt.Tooltip("ttft_p50_s:Q", title="TTFT (s)", format=",.3~g"),
            alt.Tooltip("binding:N", title="Binding limit")]
     layers = []
     if not points.empty:
         layers.append(alt.Chart(points).mark_line(strokeWidth=1, opacity=0.25, color="#888").encode(
-            x=x_enc, y=y_enc, detail="layout:N", order="interactivity_p50:Q"))
+            x=x_enc, y=y_enc, detail="layout:N", order=f"{x_col}:Q"))
         layers.append(alt.Chart(points).mark_point(size=30, opacity=0.35, color="#888",
                                                    shape="triangle-down", filled=True).encode(
             x=x_enc, y=y_enc, tooltip=tip).add_params(pick))
@@ -365,23 +375,29 @@ def simulate_chart(points: pd.DataFrame, envelope: pd.DataFrame, measured: pd.Da
     if not envelope.empty:
         layers.append(alt.Chart(envelope).mark_line(strokeWidth=2.5, strokeDash=[6, 3],
                                                     color="#d62728").encode(
-            x=x_enc, y=y_enc, order="interactivity_p50:Q"))
+            x=x_enc, y=y_enc, order=f"{x_col}:Q"))
         layers.append(alt.Chart(envelope).mark_point(size=60, filled=True, color="#d62728",
                                                      shape="triangle-down").encode(
             x=x_enc, y=y_enc, tooltip=tip))
     if not measured.empty:
-        m = measured.rename(columns={"x": "interactivity_p50", "y": "throughput_total_per_gpu"})
+        m = measured.rename(columns={"x": x_col, "y": "throughput_total_per_gpu"})
         shape = alt.Shape("provenance:N", title="Data (not simulated)",
                           scale=alt.Scale(domain=list(PROVENANCE_SHAPES),
                                           range=list(PROVENANCE_SHAPES.values())))
         layers.append(alt.Chart(m).mark_point(size=110, filled=True, color="#1f77b4").encode(
             x=x_enc, y=y_enc, shape=shape,
             tooltip=[alt.Tooltip("label:N", title="Run"), alt.Tooltip("provenance:N"),
-                     alt.Tooltip("interactivity_p50:Q", title=x_title, format=",.4~g"),
+                     alt.Tooltip(f"{x_col}:Q", title=x_title, format=",.4~g"),
                      alt.Tooltip("throughput_total_per_gpu:Q", title=y_title, format=",.4~s"),
                      alt.Tooltip("source_text:N", title="Source")]))
+    if target is not None:
+        rule = pd.DataFrame({x_col: [target], "label": [f"target {format_number(target)} tok/s/user"]})
+        layers.append(alt.Chart(rule).mark_rule(color="#555", strokeDash=[2, 2]).encode(x=x_enc))
+        layers.append(alt.Chart(rule).mark_text(align="left", dx=4, dy=8, color="#333",
+                                                fontSize=11, font=FONT).encode(
+            x=x_enc, y=alt.value(0), text="label:N"))
     if not layers:
-        layers.append(alt.Chart(pd.DataFrame({"interactivity_p50": [], "throughput_total_per_gpu": []}))
+        layers.append(alt.Chart(pd.DataFrame({x_col: [], "throughput_total_per_gpu": []}))
                       .mark_point().encode(x=x_enc, y=y_enc))
     return alt.layer(*layers).properties(
         width=WIDTH, height=HEIGHT,
@@ -619,9 +635,11 @@ def planner_chart(rows: pd.DataFrame, title: str, subtitle: list[str],
         "cost": [money(v) + unit for v in shown.get(key, [])],
         "fleet": [(f"{g:,.0f} GPUs" + (f", {r:,.0f} racks" if pd.notna(r) else "")
                    + (f", {mw:.3g} MW" if pd.notna(mw) else "")) if pd.notna(g) else
-                  f"{metrics.format_value(t)} tok/s/GPU"
-                  for g, r, mw, t in zip(shown.get("gpus", []), shown.get("racks", []),
-                                         shown.get("mw", []), shown.get("total_per_gpu", []))],
+                  f"{'≥ ' if bound else ''}{metrics.format_value(t)} tok/s/GPU"
+                  for g, r, mw, t, bound in zip(
+                      shown.get("gpus", []), shown.get("racks", []), shown.get("mw", []),
+                      shown.get("total_per_gpu", []),
+                      shown.get("bound", pd.Series(False, index=shown.index)))],
     })
     data["text"] = [f"{c} · {f} · {p}" for c, f, p in
                     zip(data.cost, data.fleet, data.provenance)]

@@ -288,10 +288,13 @@ def compute(data: ExplorerData, state: ViewState, catalog: Catalog) -> ExplorerV
     for hw in state.hw:
         name = catalog.hardware_name(hw)
         e = econ.get(hw)
-        inputs = resolver.Inputs(pts, refs, stricter,
-                                 convert=lambda t, e=e: _metric_value(metric, e, t))
         c = cover.set_index("hardware").loc[hw] if not cover.empty and hw in set(cover.hardware) \
             else None
+        inputs = resolver.Inputs(
+            pts, refs, stricter, convert=lambda t, e=e: _metric_value(metric, e, t),
+            per_statistic=({q: int(c[f"n_{q}"]) for q in ("mean", "p50", "p90", "p99")}
+                           if c is not None and "n_mean" in c else {}),
+            filtered=bool(state.run_filter_text() or state.source))
         summaries.append(HardwareSummary(
             hardware=hw, name=name,
             answer=resolver.resolve(inputs, hw, name, state.target, state.pct, metric),

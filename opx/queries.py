@@ -89,6 +89,8 @@ def _base_cte(f: Filters) -> str:
     base AS (
         SELECT {RUN_FIELDS}, m.seq, m.concurrency, m.request_rate,
                m.{x_col} AS x, m.{y_col} AS y, m.ttft_{f.pct}_s AS ttft,
+               m.interactivity_mean AS m_mean, m.interactivity_p50 AS m_p50,
+               m.interactivity_p90 AS m_p90, m.interactivity_p99 AS m_p99,
                (m.tpot_mean_s IS NULL AND m.tpot_p50_s IS NULL AND m.tpot_p90_s IS NULL
                     AND m.tpot_p99_s IS NULL)
                    AS interactivity_unstated,
@@ -176,7 +178,9 @@ def coverage(con: duckdb.DuckDBPyConnection, f: Filters) -> pd.DataFrame:
                AS missing_pct,
            count(*) FILTER (WHERE x IS NULL AND NOT interactivity_unstated AND simulated)
                AS missing_pct_simulated,
-           count(*) FILTER (WHERE y IS NULL) AS missing_y
+           count(*) FILTER (WHERE y IS NULL) AS missing_y,
+           {", ".join(f"count(*) FILTER (WHERE y IS NOT NULL AND m_{q} IS NOT NULL) AS n_{q}"
+                      for q in ("mean", "p50", "p90", "p99"))}
     FROM base GROUP BY hardware ORDER BY hardware
     """
     return con.execute(sql, f.params()).df()

@@ -135,6 +135,10 @@ class Answer:
         sign = ("≥ " if self.direction == "higher" else "≤ ") if self.bound else ""
         return sign + metric.format(self.value)
 
+    def short(self, metric: metrics.Metric) -> str:
+        """The figure as a headline value, which must fit a card: the cell, or "no figure"."""
+        return self.cell(metric) if self.ok else "no figure"
+
     def how_text(self, target: float) -> str:
         """How the figure was obtained, naming its point(s)."""
         t = f"{format_number(target)} tok/s/user"
@@ -180,6 +184,10 @@ class Inputs:
     references: pd.DataFrame
     stricter: dict[str, pd.DataFrame] = field(default_factory=dict)
     convert: Callable[[float], float | None] = float     # base throughput -> the metric
+    # for the fix when there is no figure: drawable points per statistic under the filters, and
+    # whether the view sets filters that could be cleared
+    per_statistic: dict[str, int] = field(default_factory=dict)
+    filtered: bool = False
 
 
 def _envelope(pts: pd.DataFrame, hw: str, simulated: bool) -> pd.DataFrame:
@@ -279,12 +287,20 @@ def _why_none(inputs: Inputs, hw: str, name: str, target: float, pct: str) -> tu
         return (f"{name} cannot reach {t} ({tops})",
                 "lower the target" + ("" if pct == "mean" else " or choose another statistic"))
     has_refs = not refs.empty and (refs.hardware == hw).any()
-    others = [q for q in ("mean", "p50", "p90", "p99") if q != pct]
+    others = sorted((q for q, n in inputs.per_statistic.items() if n and q != pct),
+                    key=lambda q: -inputs.per_statistic[q])
+    if others:
+        best = others[0]
+        fix = (f"switch to {pct_label(best)}: {inputs.per_statistic[best]:,} of its figures "
+               f"state a {pct_label(best)} interactivity")
+    elif inputs.filtered:
+        fix = "clear a filter: no figure of it under these filters states an interactivity"
+    else:
+        fix = "import a benchmark file of it for this model and workload (the Data page)"
     if has_refs:
-        return (f"{name} has no figure with a {p} interactivity (only figures without one)",
-                f"choose another statistic ({', '.join(pct_label(q) for q in others)})")
-    return (f"no {p} figure of {name} under these filters",
-            "choose another statistic or clear a filter")
+        return f"{name} has no figure with a {p} interactivity (only figures without one)", fix
+    return (f"no {p} figure of {name}" + (" under these filters" if inputs.filtered else ""),
+            fix)
 
 
 def peak_of(inputs: Inputs, hw: str) -> Peak:

@@ -42,8 +42,13 @@ class SimulateView:
     def chart(self, catalog: Catalog, link_text: str = ""):
         from opx.charts import simulate_chart, simulate_subtitle
         sub = simulate_subtitle(self.result, self.fit) + ([link_text] if link_text else [])
-        return simulate_chart(self.result.points_frame(), self.result.envelope,
-                              self.measured.points, self.title(catalog), sub)
+        pct = self.state.pct
+        envelope = self.result.envelope if pct == "p50" else self.result.envelope_p90
+        points = self.result.points_frame()
+        return simulate_chart(points[points[f"interactivity_{pct}"].notna()],
+                              envelope if envelope is not None else self.result.envelope.iloc[:0],
+                              self.measured.points, self.title(catalog), sub, pct,
+                              self.state.target)
 
     def as_json(self) -> dict:
         from opx.views import answer_json
@@ -75,7 +80,7 @@ def simulate_view(db: Path, s: SimulateState, catalog: Catalog) -> SimulateView:
         result = api.simulate(s.hw, s.model, s.workload, s.gpus or None, anchoring.knobs_of(s),
                               catalog)
     measured = explore(db, ViewState(model=result.model, workload=result.workload,
-                                     hw=(result.hardware,), pct="p50", points=True,
+                                     hw=(result.hardware,), pct=s.pct, points=True,
                                      source=DATA_SOURCES), catalog)
     view = explore(db, simulate_question(s), catalog)
     rows = anchoring.envelope_rows(fit, result, s.pct, "total")
