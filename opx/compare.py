@@ -8,12 +8,10 @@ import numpy as np
 import pandas as pd
 
 from models import Catalog, ViewState
-from models.view import format_number
 from opx import metrics, queries, store
 from opx.economics import Economics, economics_for
 from opx.explorer import ExplorerView
-from opx.frontier import (SNAP, Figure, Multiple, ValueAt, multiple_at_peak, multiple_at_target,
-                          pareto_mask, value_at)
+from opx.frontier import SNAP, Figure, Multiple, pareto_mask, value_at
 
 GRID_POINTS = 160
 
@@ -138,7 +136,8 @@ def headline_multiples(view: ExplorerView, a: Side, b: Side, runs: bool
     """The multiples Compare shows at the top: the two runs' own (`run_multiples`), else the
     Explorer's of A over B (`hardware_multiples`), so the page, the JSON and the brief agree."""
     if runs:
-        return run_multiples(a, b, view.state.target, metrics.y_metric(view.state.y))
+        return run_multiples(a, b, view.state.target, metrics.y_metric(view.state.y),
+                             view.state.pct)
     return hardware_multiples(view)
 
 
@@ -198,21 +197,31 @@ def lead_summary(curve: pd.DataFrame, a: Side, b: Side, metric: metrics.Metric) 
     return "; ".join(parts) if parts else "no interactivity where both have data"
 
 
-def run_multiples(a: Side, b: Side, target: float, metric: metrics.Metric
+def run_answer(side: Side, target: float, metric: metrics.Metric, pct: str = "p50"):
+    """A run's figure at the target by the same resolver as a hardware's (`opx.resolve`): its
+    own frontier as the envelope, of the run's kind."""
+    from opx import resolve
+    simulated = side.provenance == "simulated"
+    pts = pd.DataFrame({"hardware": side.key, "simulated": simulated, "on_envelope": True,
+                        "x": side.xs, "tput": side.tputs,
+                        "y": [side.metric_value(float(t), metric) for t in side.tputs],
+                        "run_id": side.key, "label": side.name, "provenance": side.provenance,
+                        "gpus_total": 0})
+    inputs = resolve.Inputs(pts, pd.DataFrame(),
+                            convert=lambda t: side.metric_value(float(t), metric))
+    return (resolve.resolve(inputs, side.key, side.name, target, pct, metric),
+            resolve.peak_of(inputs, side.key) if side.tputs.size else resolve.Peak(None))
+
+
+def run_multiples(a: Side, b: Side, target: float, metric: metrics.Metric, pct: str = "p50"
                   ) -> tuple[Multiple, Multiple]:
     """Two runs head to head: the multiple at the target and at peak (each run's highest
-    throughput on its frontier), each saying what kinds it divides."""
-    target_text = f"{format_number(target)} tok/s/user"
-    at = []
-    for side in (a, b):
-        status, value = side.value(target, metric)
-        at.append(ValueAt(status, value) if status == "ok" else ValueAt(status))
-    at_target = multiple_at_target(at[0], at[1], a.name, b.name, target_text,
-                                   a.provenance, b.provenance)
-    peaks = [side.metric_value(float(side.tputs.max()), metric) if side.tputs.size else None
-             for side in (a, b)]
-    return at_target, multiple_at_peak(peaks[0], peaks[1], a.name, b.name,
-                                       a.provenance, b.provenance)
+    throughput on its frontier), each saying what kinds it divides, as for two hardware."""
+    from opx import resolve
+    (at_a, peak_a), (at_b, peak_b) = (run_answer(a, target, metric, pct),
+                                      run_answer(b, target, metric, pct))
+    return (resolve.multiple_at_target(at_a, at_b, target),
+            resolve.multiple_at_peak(peak_a, peak_b, a.name, b.name))
 
 
 def hardware_multiples(view: ExplorerView) -> tuple[Multiple, Multiple]:

@@ -281,7 +281,7 @@ def compute(data: ExplorerData, state: ViewState, catalog: Catalog) -> ExplorerV
 
     # Simulated runs get envelopes of their own and never mix into the data's: each hardware has
     # a data side and a simulated side, each with its value at the target and its peak, and a
-    # multiple divides figures of one kind where it can (`frontier.like_with_like`).
+    # multiple divides the two figures shown, saying their kinds (`opx.resolve`).
     stricter = {q: _convert(_decorate(df, catalog), metric, econ)
                 for q, df in data.stricter.items()}
     summaries: list[HardwareSummary] = []

@@ -1,4 +1,5 @@
-"""Frontiers, values at a target interactivity, and multiples.
+"""Frontiers, values on an envelope at a target interactivity, and the figures multiples divide
+(the rules that choose a figure for a hardware are `opx.resolve`'s).
 
 The frontier test is one SQL expression (`frontier_flag_sql`), used by the store's queries over
 millions of rows and, through `pareto_mask`, on in-memory arrays, so both paths are the same code.
@@ -8,7 +9,6 @@ interpolation; nothing is extrapolated.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -194,48 +194,3 @@ class Multiple:
         if self.value is None:
             return self.reason
         return self.short if self.kind == DATA and not self.bounds else f"{self.short} ({self.basis})"
-
-
-def like_with_like(a: Sequence[Figure], b: Sequence[Figure]) -> tuple[Figure, Figure] | None:
-    """The pair a multiple divides: data by data, else simulated by simulated, else the one
-    mixed pair there is (its `Multiple.basis` says so). Each side gives at most one figure of
-    each kind."""
-    by_kind_a = {f.kind: f for f in a}
-    by_kind_b = {f.kind: f for f in b}
-    for kind in (DATA, SIMULATED):
-        if kind in by_kind_a and kind in by_kind_b:
-            return by_kind_a[kind], by_kind_b[kind]
-    if by_kind_a and by_kind_b:
-        return next(iter(by_kind_a.values())), next(iter(by_kind_b.values()))
-    return None
-
-
-def divide(a: Figure, b: Figure, b_name: str, where: str) -> Multiple:
-    """A / B, or why not (a zero denominator)."""
-    if not b.value:
-        return Multiple(None, f"{b_name} is zero {where}")
-    return Multiple(a.value / b.value, a=a, b=b)
-
-
-def multiple_at_target(a: ValueAt, b: ValueAt, a_name: str, b_name: str, target: str,
-                       a_provenance: str = "", b_provenance: str = "") -> Multiple:
-    """A(x) / B(x) for two values of one curve each; undefined exactly when one side has no value
-    at x."""
-    for side, name in ((b, b_name), (a, a_name)):
-        if side.status == "not_reachable":
-            return Multiple(None, f"{name} cannot reach {target}")
-        if side.status == "below_range":
-            return Multiple(None, f"{target} is below {name}'s measured range")
-        if side.status == "no_data":
-            return Multiple(None, f"no {name} data")
-    return divide(Figure(a.value, a_provenance), Figure(b.value, b_provenance), b_name,
-                  f"at {target}")
-
-
-def multiple_at_peak(a_peak: float | None, b_peak: float | None, a_name: str, b_name: str,
-                     a_provenance: str = "", b_provenance: str = "") -> Multiple:
-    if a_peak is None:
-        return Multiple(None, f"no {a_name} data")
-    if b_peak is None:
-        return Multiple(None, f"no {b_name} data")
-    return divide(Figure(a_peak, a_provenance), Figure(b_peak, b_provenance), b_name, "at peak")

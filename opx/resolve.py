@@ -30,7 +30,7 @@ import pandas as pd
 from models import pct_label
 from models.view import format_number
 from opx import metrics
-from opx.frontier import DATA, SIMULATED, SNAP, Figure, Multiple, kind_of, provenance_names, value_at
+from opx.frontier import DATA, SIMULATED, SNAP, Figure, Multiple, value_at
 
 # Statistics whose TPOT is at least this one's, so whose interactivity is at most this one's: a
 # point that reaches x at P90 reaches x at P50 too. The mean has no such order with any
@@ -343,11 +343,3 @@ def multiple_at_peak(a: Peak, b: Peak, a_name: str, b_name: str) -> Multiple:
     if not b.value:
         return Multiple(None, f"{b_name} is zero at peak")
     return Multiple(a.value / b.value, a=a.figure(), b=b.figure())
-
-
-def kinds_text(answer: Answer) -> str:
-    return " / ".join(dict.fromkeys(provenance_names(answer.provenance))) or answer.kind
-
-
-__all__ = ["Answer", "Config", "Inputs", "Peak", "RULE", "STRICTER", "kind_of", "multiple_at_peak",
-           "multiple_at_target", "peak_of", "resolve"]

@@ -15,7 +15,7 @@ from opx.charts import compare_chart, explorer_chart, explorer_export_chart
 from opx.errors import OpxError
 from opx.explorer import ExplorerView, HardwareSummary, explore
 from opx.resolve import RULE
-from opx.links import Link, base_url as absolute_base, build_link, link_text_of
+from opx.links import Link, base_url as absolute_base, build_link, link_text_of  # noqa: F401
 from models.view import format_number
 
 EXPORTABLE_PAGES = ("explorer", "compare", "planner", "latency", "simulate")

@@ -52,5 +52,8 @@ def test_runs_head_to_head_name_their_kinds():
     at_target, at_peak = run_multiples(a, b, 50.0, TOTAL)
     assert at_target.kind == "mixed" and at_target.basis == "mixed: simulated vs measured"
     assert at_peak.value == pytest.approx(3.0) and at_peak.short == "3×"
+    # below both runs' range: at least each run's slowest point, as for two hardware
     below, _ = run_multiples(a, b, 5.0, TOTAL)
-    assert below.short == "no multiple" and below.reason == "5 tok/s/user is below run B's measured range"
+    assert below.value == pytest.approx(3.0) and "both figures are at-least figures" in below.basis
+    above, _ = run_multiples(a, b, 500.0, TOTAL)
+    assert above.short == "no multiple" and above.reason.startswith("run B cannot reach 500")
