@@ -126,6 +126,19 @@ class ExplorerView:
     operating: pd.DataFrame = field(default_factory=pd.DataFrame)   # points at `conc`, if asked
     anchoring: dict = field(default_factory=dict)   # hardware -> opx.anchoring.Anchoring
 
+    def empty_reason(self) -> str:
+        """Why the chart draws no curve, and the change that would draw one ("" when it draws)."""
+        if not self.points.empty or not self.summaries:
+            return ""
+        fixes = list(dict.fromkeys(s.answer.fix for s in self.summaries if s.answer.fix))
+        pct = pct_label(self.state.pct)
+        return (f"No figure of these systems has a {pct} interactivity"
+                + (" under these filters" if self.state.run_filter_text() or self.state.source
+                   else "") + " to draw" + (f": {fixes[0]}" if len(fixes) == 1 else
+                                           "".join(f"; {s.name}: {s.answer.fix}"
+                                                   for s in self.summaries if s.answer.fix))
+                + ".")
+
     def run_ids(self) -> list[str]:
         """The runs whose figures are on screen."""
         ids = [df.run_id for df in (self.points, self.references) if not df.empty]

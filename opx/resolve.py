@@ -291,8 +291,9 @@ def _why_none(inputs: Inputs, hw: str, name: str, target: float, pct: str) -> tu
                     key=lambda q: -inputs.per_statistic[q])
     if others:
         best = others[0]
-        fix = (f"switch to {pct_label(best)}: {inputs.per_statistic[best]:,} of its figures "
-               f"state a {pct_label(best)} interactivity")
+        n = inputs.per_statistic[best]
+        fix = (f"switch to {pct_label(best)}: {n:,} of its figures state{'s' if n == 1 else ''} "
+               f"a {pct_label(best)} interactivity")
     elif inputs.filtered:
         fix = "clear a filter: no figure of it under these filters states an interactivity"
     else:
