@@ -125,3 +125,11 @@ def test_imported_runs_appear_at_once(seed_db, tmp_path, monkeypatch, catalog):
     assert not at.exception and not at.warning
     table = _table(at).set_index("Hardware")
     assert table.loc["rtx-6000-pro"].iloc[0] == "310"
+
+
+def test_an_empty_chart_says_why_and_names_the_fix(app):
+    at = app(model="deepseek-r1", workload="1k1k", hw="b200", pct="p99")
+    assert not at.exception
+    assert len(at.get("vega_lite_chart")) == 0
+    info = " ".join(i.value for i in at.info)
+    assert "No figure of these systems has a P99 interactivity" in info and "switch to mean" in info
