@@ -24,6 +24,7 @@ db: $(VENV)/.app-installed
 	$(PY) -m opx db init --db $(DB)
 
 run: $(VENV)/.app-installed $(DB)
+	@$(PY) -m opx.settings          # a setting opx cannot read stops here, before serving
 	OPX_DB=$(DB) $(PY) -m streamlit run app.py --server.port $(PORT) --browser.gatherUsageStats false
 
 test: $(VENV)/.dev-installed

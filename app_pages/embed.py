@@ -6,9 +6,10 @@ import streamlit as st
 from models import ViewState
 from opx.brief import caption
 from opx.links import Link, embedded_path
-from ui import data, share, widgets
+from ui import data, permissions, share, widgets
 from ui.text import escape_md
 
+permissions.settings_or_stop()
 query = {k: st.query_params.get_all(k) for k in st.query_params.keys()}
 state, notices = ViewState.from_query(query, data.resolver())
 path = embedded_path(state)

@@ -611,6 +611,8 @@ def main(argv: list[str] | None = None) -> int:
                ("runs", "delete"): cmd_runs_delete}[
         (args.command, getattr(args, "db_command", None) or getattr(args, "runs_command", None))]
     try:
+        from opx.settings import check
+        check()                     # a setting opx cannot read stops every command
         return handler(args)
     except OpxError as exc:
         print(f"error: {printable(exc)}", file=sys.stderr)

@@ -31,8 +31,23 @@ def require_write() -> bool:
     return allowed
 
 
+def settings_or_stop() -> None:
+    """A setting the server cannot read stops the page: nothing is shown or written until it is
+    fixed."""
+    from opx.errors import OpxError
+    from opx.settings import check
+    try:
+        check()
+    except OpxError as exc:
+        st.error(escape_md(f"error: {exc}. Fix the setting and restart opx; until then it "
+                           "serves nothing."), icon=":material/lock:")
+        st.stop()
+
+
 def sidebar_controls() -> None:
-    """Every page calls this first: the read-only notice, or the admin token field."""
+    """Every page calls this first: the settings check, then the read-only notice or the admin
+    token field."""
+    settings_or_stop()
     if read_only():
         st.sidebar.info("Read-only: this opx can be viewed and exported, not changed.")
     elif admin_token():

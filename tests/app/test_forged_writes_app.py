@@ -193,3 +193,17 @@ def test_streamlit_discards_clicks_on_disabled_widgets(db, monkeypatch):
     assert not at.exception and counts(db) == before
     assert "pending_delete" not in at.session_state
     assert not any(REFUSED in e.value for e in at.error)     # dropped before the page saw it
+
+
+@pytest.mark.parametrize("page", ["app_pages/explorer.py", "app_pages/data.py",
+                                  "app_pages/simulate.py", "app_pages/planner.py",
+                                  "app_pages/embed.py"])
+def test_an_unknown_read_only_value_stops_every_page(db, monkeypatch, page):
+    monkeypatch.setenv("OPX_READ_ONLY", "2")
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.switch_page(page)
+    at.run()
+    assert not at.exception
+    assert any("OPX_READ_ONLY" in e.value.replace("\\", "") and "is not one of" in e.value
+               for e in at.error)
+    assert not at.get("button") and not at.get("file_uploader") and not at.dataframe
