@@ -367,7 +367,7 @@ def _simulate_calibration(args) -> int:
         doc = {"systems": json.loads(table.to_json(orient="records")), "overall": overall}
         if args.validate and not args.calibrate:
             doc["anchoring"] = _anchoring_validation(args, silicon)
-        print(json.dumps(doc, indent=2, default=str))
+        _print_json(doc)
         return 0
     else:
         print("leave-one-system-out: median absolute percentage error on each held-out system")
@@ -413,7 +413,7 @@ def _simulate_spread(args) -> int:
     except FileNotFoundError as exc:
         raise OpxError(args.fixtures or "../shared/fixtures", "folder", str(exc)) from None
     if args.format == "json":
-        print(json.dumps(doc, indent=2, default=str))
+        _print_json(doc)
         return 0
     for name, e in doc["percentiles"].items():
         if e["status"] == "modelled":
@@ -427,6 +427,34 @@ def _simulate_spread(args) -> int:
                   f"median signed {d['median_signed']:+5.1f} %, max {d['max_abs']:5.1f} %")
     print(f"wrote data/simulator/spread.json (fit {doc['fit_date']})")
     return 0
+
+
+def _print_json(doc) -> None:
+    from opx.export import strict_json         # strict: NaN and infinities are null
+    print(strict_json(doc))
+
+
+# The simulator's numeric flags and the Simulate page's fields they set: one range for both
+# (models/simulate_view.py), checked before any work.
+SIMULATE_RANGES = {"--gpus": ("gpus", "gpus"), "--mtp-depth": ("mtp_depth", "mtp"),
+                   "--mtp-acceptance": ("mtp_acceptance", "accept"),
+                   "--prefix-hit-rate": ("prefix_hit_rate", "hit"),
+                   "--fp4-pflops": ("fp4_pflops", "fp4"), "--hbm-tb-s": ("hbm_tb_s", "hbm")}
+
+
+def _check_simulate_ranges(args) -> None:
+    import math
+    from models.simulate_view import widget_range
+    from models.view import range_text
+    for flag, (attr, field) in SIMULATE_RANGES.items():
+        value = getattr(args, attr, None)
+        if value is None:
+            continue
+        low, high = widget_range(field)
+        if field == "gpus":
+            low = 1              # a budget given on the command line is at least one GPU
+        if not math.isfinite(value) or not low <= value <= high:
+            raise OpxError(flag, "", f"{value!r} is not a number {range_text(low, high)}")
 
 
 def cmd_simulate(args) -> int:
@@ -447,6 +475,7 @@ def cmd_simulate(args) -> int:
         raise OpxError("simulate", ", ".join(missing),
                        "required (or --validate, --calibrate, --ablations, --spread)")
     from opx.catalog import load_catalog
+    _check_simulate_ranges(args)
     knobs = api.SimKnobs(layout=args.layout, mtp_depth=args.mtp_depth,
                          mtp_acceptance=args.mtp_acceptance, prefix_hit_rate=args.prefix_hit_rate,
                          fp4_dense_pflops=args.fp4_pflops, hbm_tb_s=args.hbm_tb_s,
@@ -475,7 +504,7 @@ def cmd_simulate(args) -> int:
             p90 = result.envelope_p90
             doc["envelope_p90"] = json.loads(p90.to_json(orient="records")) if p90 is not None else []
             doc["anchor"] = fitted.summary()
-        print(json.dumps(doc, indent=2, default=str))
+        _print_json(doc)
     else:
         print(f"{result.hardware} · {result.model} · {result.workload} · {result.gpus} GPUs · "
               f"{len(result.curves)} layout curve(s) · {api.ENGINE} {api.ENGINE_VERSION} (simulated)")

@@ -12,6 +12,7 @@ import functools
 import html
 import io
 import json
+import math
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
@@ -42,10 +43,27 @@ def _frame_to_parquet(frame: pd.DataFrame) -> bytes:
     return buf.getvalue()
 
 
+def finite(value: Any) -> Any:
+    """`value` with every NaN or infinite float replaced by None (JSON's null), recursively."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite(v) for v in value]
+    return value
+
+
+def strict_json(payload: Any, indent: int | None = 2) -> str:
+    """Strict JSON (RFC 8259): no NaN or Infinity, which `jq`, JavaScript and strict parsers
+    refuse; a value that is not a finite number is null."""
+    return json.dumps(finite(payload), indent=indent, default=str, allow_nan=False)
+
+
 def _to_json(payload: Any) -> bytes:
     if isinstance(payload, pd.DataFrame):
-        return payload.to_json(orient="records", indent=2, date_format="iso").encode()
-    return json.dumps(payload, indent=2, default=str).encode()
+        payload = json.loads(payload.to_json(orient="records", date_format="iso"))
+    return strict_json(payload).encode()
 
 
 # -- markup: text from data or links stays text ------------------------------------------------
