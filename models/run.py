@@ -32,6 +32,10 @@ MAX_REQUESTS = 10**12         # requests completed or failed (BIGINT holds 9.2 x
 MAX_NAME_CHARS = 256          # hardware, model, workload, framework (+version), precision, label
 MAX_NOTE_CHARS = 4_000        # a run's notes, a point's note
 MAX_SOURCE_CHARS = 2_000      # source, source_url (URLs over 2,000 characters break browsers)
+# A point's source is its run's as the file gave it and, added by opx, the file it came through
+# (" (via <file name> (sha256 ...))"): the limit applies to what the file gave, so the point
+# keeps room for what opx adds (a file name is at most 255 bytes).
+MAX_VIA_CHARS = 400
 MAX_META_ITEMS = 100          # metadata entries; keys are names, values
 MAX_META_VALUE_CHARS = 20_000 # a simulated run keeps its parameters as JSON (up to ~5,000)
 # The text limit of each text field of a run, by its name in a file (and in Record.run).
@@ -68,6 +72,7 @@ def _text(limit: int):
 Name = _text(MAX_NAME_CHARS)
 NoteText = _text(MAX_NOTE_CHARS)
 SourceText = _text(MAX_SOURCE_CHARS)
+PointSourceText = _text(MAX_SOURCE_CHARS + MAX_VIA_CHARS)
 MetaValue = _text(MAX_META_VALUE_CHARS)
 
 
@@ -143,7 +148,7 @@ class Point(_Strict):
     requests_completed: int | None = Requests
     requests_failed: int | None = Requests
     note: NoteText = ""
-    source: SourceText = ""   # the file (name + sha256) or URL this point came from
+    source: PointSourceText = ""   # the file (name + sha256) or URL this point came from
 
     def point_key(self) -> str:
         """Identity of the measurement: the same numbers from the same configuration are one

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from opx.ingest.base import (FormatError, Record, check_percentile_order, first_line, integer,
-                             number, positive_or_none)
+from opx.ingest.base import (FormatError, Record, check_header, check_percentile_order,
+                             first_line, integer, number, positive_or_none)
 
 NAME = "aiconfigurator"
 DESCRIPTION = ("AIConfigurator: pareto.csv / best_config_topn.csv (simulated) and "
@@ -95,7 +95,7 @@ def _read_csv(text: str) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
     reader = csv.reader(io.StringIO(text.lstrip("\ufeff")))
     rows = []
     try:
-        header = [cell.strip() for cell in next(reader, [])]
+        header = check_header([cell.strip() for cell in next(reader, [])])
         for cells in reader:
             if not any(cell.strip() for cell in cells):
                 continue

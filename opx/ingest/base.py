@@ -55,6 +55,18 @@ class FormatError(Exception):
         super().__init__(f"{where}: {problem}")
 
 
+def check_header(header: list[str], where: str = "header") -> list[str]:
+    """A CSV header whose columns are each named once (which of two same-named columns a reader
+    keeps is undefined, so a file that repeats one is refused, naming it)."""
+    seen: set[str] = set()
+    for name in header:
+        if name and name in seen:
+            raise FormatError(where, f"column {name!r} appears more than once; which one holds "
+                                     "the figure is not known, so the file is refused")
+        seen.add(name)
+    return header
+
+
 @dataclass
 class Record:
     """One point as a file states it, plus the run facts the file states for it.

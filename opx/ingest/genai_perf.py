@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from opx.ingest.base import (FormatError, Record, check_percentile_order, first_line, integer,
-                             loads_lenient, number, positive_or_none)
+from opx.ingest.base import (FormatError, Record, check_header, check_percentile_order,
+                             first_line, integer, loads_lenient, number, positive_or_none)
 
 NAME = "genai-perf"
 DESCRIPTION = "NVIDIA GenAI-Perf summary (`*_genai_perf.json` / `*_genai_perf.csv`)"
@@ -147,7 +147,7 @@ def blocks_from_csv(text: str) -> dict[str, StatBlock]:
             header = None                      # a blank line ends a table
             continue
         if header is None:
-            header = [cell.strip() for cell in row]
+            header = check_header([cell.strip() for cell in row], f"line {line}")
             saw_value_table |= header == ["Metric", "Value"]
             continue
         if header[0] != "Metric" or len(header) < 2 or header[1] not in ("avg", "Value"):

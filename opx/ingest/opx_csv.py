@@ -13,7 +13,8 @@ import json
 from pathlib import Path
 
 from opx.cells import unquote_cell
-from opx.ingest.base import FormatError, Record, check_percentile_order, first_line, number
+from opx.ingest.base import (FormatError, Record, check_header, check_percentile_order,
+                             first_line, number)
 
 NAME = "opx-csv"
 DESCRIPTION = "opx CSV: one row per point with the canonical columns (hardware, model, ...)"
@@ -50,7 +51,7 @@ def sniff(path: Path, text: str) -> bool:
 
 def parse(path: Path, text: str) -> list[Record]:
     reader = csv.DictReader(io.StringIO(text))
-    header = reader.fieldnames or []
+    header = check_header([c.strip() for c in reader.fieldnames or []])
     unknown = [c for c in header if c not in COLUMNS]
     if unknown:
         raise FormatError("header", f"unknown column(s) {', '.join(unknown)}; "

@@ -221,3 +221,41 @@ def test_published_figures_out_of_range_are_refused_by_line(tmp_path, catalog):
         with pytest.raises(OpxError) as err:
             load_published(path, catalog)
         assert str(err.value).startswith(f"{path}: line 2: deployment: "), err.value
+
+
+def test_a_limit_holds_at_exactly_its_value_and_counts_only_what_the_file_gave(
+        seed_db, tmp_path, capsys):
+    """A source of exactly 2,000 characters imports (its points' source, which also names the
+    file, is longer, and that part is opx's); 2,001 is refused, naming the field."""
+    from models.run import MAX_SOURCE_CHARS
+    db = tmp_path / "opx.duckdb"
+    db.write_bytes(seed_db.read_bytes())
+    head = ("hardware,model,workload,gpus_total,concurrency,interactivity_p90,"
+            "throughput_total_per_gpu,source\n")
+    ok, long = tmp_path / "ok.csv", tmp_path / "long.csv"
+    ok.write_text(head + f"h200,deepseek-r1,1k1k,8,4,80,900,{'s' * MAX_SOURCE_CHARS}\n")
+    long.write_text(head + f"h200,deepseek-r1,1k1k,8,4,81,901,{'s' * (MAX_SOURCE_CHARS + 1)}\n")
+    code, out, err = _ingest(capsys, ok, long, "--db", db)
+    assert code == 1 and "1 file(s) imported, 1 refused" in out
+    assert err == (f"error: {long}: line 2: source: is 2,001 characters long, over the limit of "
+                   "2,000\n")
+
+
+@pytest.mark.parametrize("name, text", [
+    ("opx.csv", "hardware,model,workload,gpus_total,concurrency,interactivity_p90,"
+                "throughput_total_per_gpu,throughput_total_per_gpu\n"
+                "h200,deepseek-r1,1k1k,8,4,80,900,100\n"),
+    ("silicon.csv", None)])
+def test_a_csv_that_names_a_column_twice_is_refused(seed_db, tmp_path, capsys, name, text):
+    db = tmp_path / "opx.duckdb"
+    db.write_bytes(seed_db.read_bytes())
+    path = tmp_path / name
+    if text is None:             # AIConfigurator's silicon CSV with its first column repeated
+        lines = (FIX / "aiconfigurator" / "silicon_quirks.csv").read_text().splitlines()
+        first = lines[0].split(",")[0]
+        text = "\n".join([lines[0] + f",{first}"] + [row + ",x" for row in lines[1:] if row]) + "\n"
+    path.write_text(text)
+    before = _run_ids(db)
+    code, out, err = _ingest(capsys, path, "--db", db)
+    assert code == 1 and "appears more than once" in err and f"error: {path}: " in err
+    assert _run_ids(db) == before
