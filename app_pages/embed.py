@@ -4,15 +4,22 @@ sidebar, and the session's view is left as it was."""
 import streamlit as st
 
 from models import ViewState
+from models.pages import PAGE_BY_PATH
+from models.vocab import EMBEDDABLE
 from opx.brief import caption
 from opx.links import Link, embedded_path
+from opx.views import open_link
 from ui import data, permissions, share, widgets
 from ui.text import escape_md
 
 permissions.settings_or_stop()
 query = {k: st.query_params.get_all(k) for k in st.query_params.keys()}
 state, notices = ViewState.from_query(query, data.resolver())
-path = embedded_path(state)
+# a saved view opened and a run that no longer exists named, as the export does
+link = widgets.or_stop(open_link, Link(embedded_path(state), state, notices), data.database(),
+                       data.resolver())
+state, notices = link.state, link.notices
+path = link.path if PAGE_BY_PATH.get(link.path) in EMBEDDABLE else embedded_path(state)
 full_view = share.share_link(path, state)
 
 # The chart shrinks to the frame's width (kept in proportion); the page keeps little padding.

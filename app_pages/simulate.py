@@ -1,6 +1,5 @@
 """Simulate (`/simulate`): project a curve with the calibrated serving model, over the data."""
 import json
-from urllib.parse import urlencode
 
 import streamlit as st
 
@@ -11,7 +10,7 @@ from models.view import format_number
 from opx import metrics, store
 from opx.anchoring import parameter_table, residual_table
 from opx.errors import OpxError
-from opx.links import simulate_link
+from opx.links import link_text_of, simulate_link
 from ui import data, permissions, share, urlstate, widgets
 from ui.text import escape_md
 
@@ -23,7 +22,6 @@ notices = urlstate.seed_page_from_url(SimulateState, data.resolver(), PREFIX,
 st.title("Simulate")
 st.caption("Curves from opx-sim, a calibrated roofline model of serving (docs/simulator.md). "
            "Everything here is a projection, labelled simulated, with its held-out error.")
-widgets.show_notices(notices)
 
 with st.sidebar:
     st.header("System")
@@ -40,8 +38,11 @@ with st.sidebar:
     runs = data.anchor_candidates(*(st.session_state[f"{PREFIX}{k}"] for k in ("hw", "model",
                                                                              "workload")))
     names = dict(zip(runs.run_id, runs.option))
-    st.session_state[f"{PREFIX}anchor"] = list(dict.fromkeys(
-        i for i in st.session_state.get(f"{PREFIX}anchor") or () if i in names))
+    asked = list(dict.fromkeys(st.session_state.get(f"{PREFIX}anchor") or ()))
+    st.session_state[f"{PREFIX}anchor"] = [i for i in asked if i in names]
+    notices += [f"`anchor={i[:40]}` is not a run that can anchor this projection (not in the "
+                "database, of another system, model or workload, or simulated); it was left out."
+                for i in asked if i not in names]
     st.multiselect("Anchor to runs", list(names), key=f"{PREFIX}anchor", format_func=names.get,
                    help="Fit the overhead, memory, compute and spread multipliers to these runs' "
                         "points and draw the curve through them with a band (docs/simulator.md).")
@@ -62,6 +63,7 @@ with st.sidebar:
     st.number_input("HBM TB/s per GPU (empty = catalog)", *widget_range("hbm"), value=None,
                     key=f"{PREFIX}hbm")
 
+widgets.show_notices(notices)     # the link's, and anchors that cannot anchor this projection
 st.number_input("Target interactivity (tok/s/user)", *widget_range("target"), step=1.0,
                 key=f"{PREFIX}target")
 try:
@@ -142,7 +144,6 @@ if not allowed:
     st.caption(escape_md(why))
 
 st.subheader("Share and export")
-query = urlencode(state.to_query(), doseq=True)
-st.code(f"{share.base_url()}/simulate{'?' + query if query else ''}", language=None)
-share.export_buttons("/simulate", "simulate", sim.view.state, key="simulate_export",
-                     link=simulate_link(state.to_query()))
+own = simulate_link(state.to_query())
+st.code(link_text_of(own, share.base_url()), language=None)
+share.export_buttons("/simulate", "simulate", sim.view.state, key="simulate_export", link=own)

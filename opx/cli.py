@@ -318,6 +318,9 @@ def cmd_export(args) -> int:
     from opx.catalog import Resolver, load_catalog
     from opx.links import parse_link
     output.check_target(args.output)        # a bad -o fails before any work
+    if not args.link.strip():
+        raise OpxError("LINK", "", "is empty; give a share link or its path and query, e.g. "
+                                   "'/compare?a=vr-nvl72&b=gb300-nvl72' ('/' is the seed view)")
     path = db_path(args.db)
     catalog = load_catalog()
     with store.reading(path) as con:
@@ -330,6 +333,8 @@ def cmd_export(args) -> int:
         raise OpxError(args.link, "", f"not a link opx can read ({exc}); give a share link or "
                                       f"its path and query, e.g. '/compare?a=vr-nvl72&b=gb300-nvl72'"
                        ) from None
+    link = views.open_link(link, path, Resolver(catalog, known["hardware"], known["model"],
+                                                known["workload"]))
     for notice in link.notices:
         print(f"note: LINK: {printable(notice)}", file=sys.stderr)
     data = views.render_link(link, args.format, path, catalog, base_url=base)
@@ -406,7 +411,6 @@ def _anchoring_validation(args, silicon) -> dict:
 
 def _simulate_spread(args) -> int:
     """--spread: refit the spread model on the fixtures and write data/simulator/spread.json."""
-    import json
     from opx.simulate import spread
     try:
         doc = spread.write(fixtures=Path(args.fixtures) if args.fixtures else None)

@@ -102,3 +102,24 @@ def load(db: Path, slug: str) -> tuple[SavedView | None, list[str]]:
     with store.reading(db) as con:
         view = get(con, slug)
         return view, (missing_runs(con, view) if view else [])
+
+
+def restore(db: Path, state, resolver=None):
+    """The view a link's `view=<slug>` names: (its state, notices, the saved view or None). A
+    slug that names no saved view, or a database that cannot be read, keeps the link's other
+    values and says so."""
+    from models import ViewState
+    slug = state.view
+    try:
+        saved, missing = load(db, slug)
+    except Exception as exc:   # the page or the export itself reports an unreadable database
+        return state.model_copy(update={"view": None}), [
+            f"Saved view `{slug[:40]}` could not be read: {exc}"], None
+    if saved is None:
+        return state.model_copy(update={"view": None}), [
+            f"There is no saved view `{slug[:40]}`; the link's other values are shown."], None
+    restored, notices = ViewState.from_query(saved.params(), resolver)
+    if missing:
+        notices.append(f"{len(missing)} of the {len(saved.run_ids)} runs this view showed when it "
+                       "was saved have been deleted since; the chart shows what remains.")
+    return restored.model_copy(update={"view": saved.slug}), notices, saved

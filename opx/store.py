@@ -527,6 +527,10 @@ def count_runs(con: duckdb.DuckDBPyConnection) -> tuple[int, int]:
     return runs, points
 
 
+def run_exists(con: duckdb.DuckDBPyConnection, run_id: str) -> bool:
+    return con.execute("SELECT count(*) FROM runs WHERE id = ?", [run_id]).fetchone()[0] > 0
+
+
 def delete_run(con: duckdb.DuckDBPyConnection, run_id: str) -> bool:
     con.execute("BEGIN TRANSACTION")
     try:

@@ -14,12 +14,38 @@ from opx import export, metrics
 from opx.charts import compare_chart, explorer_chart, explorer_export_chart
 from opx.errors import OpxError
 from opx.explorer import ExplorerView, HardwareSummary, explore
+from models.pages import PAGE_BY_PATH
 from opx.resolve import RULE
 from opx.links import Link, base_url as absolute_base, build_link, link_text_of  # noqa: F401
 from models.view import format_number
 
 EXPORTABLE_PAGES = ("explorer", "compare", "planner", "latency", "simulate")
 BRIEF_PAGES = ("explorer", "compare", "planner")
+
+
+def open_link(link: Link, db: Path, resolver=None) -> Link:
+    """What a link shows, as the CLI's export and the embed read it: its saved view opened
+    (`view=<slug>`), and a run that no longer exists (`ra`, `rb`) replaced by the hardware; each
+    value that cannot be honoured is named in a notice, as the pages do."""
+    from opx import saved_views, store
+    notices = list(link.notices)
+    state, path = link.state, link.path
+    if link.sim is None and state.view:
+        state, more, saved = saved_views.restore(db, state, resolver)
+        notices += more
+        if saved is not None and saved.path in PAGE_BY_PATH:
+            path = saved.path
+    if PAGE_BY_PATH.get(path) == "compare" and (state.ra or state.rb):
+        with store.reading(db) as con:
+            gone = [r for r in (state.ra, state.rb) if r and not store.run_exists(con, r)]
+        if gone or not (state.ra and state.rb):
+            notices += [f"Run `{r[:40]}` in the link no longer exists; comparing the hardware "
+                        "instead." for r in gone]
+            if not gone:
+                notices.append("A run comparison needs both `ra` and `rb`; comparing the "
+                               "hardware instead.")
+            state = state.model_copy(update={"ra": None, "rb": None})
+    return Link(path, state, notices, link.sim)
 
 
 def compare_state(state: ViewState) -> ViewState:

@@ -86,22 +86,13 @@ def _seed_widgets(state: ViewState) -> None:
 def _open_saved_view(state: ViewState, resolver: SlugResolver) -> tuple[ViewState, list[str]]:
     from opx import saved_views
     from ui import data
-    slug = state.view
-    try:
-        saved, missing = saved_views.load(data.database(), slug)
-    except Exception as exc:   # the page itself reports an unreadable database
-        return state.model_copy(update={"view": None}), [f"Saved view `{slug}` could not be read: {exc}"]
-    if saved is None:
-        return state.model_copy(update={"view": None}), [f"There is no saved view `{slug}`."]
-    restored, notices = ViewState.from_query(saved.params(), resolver)
-    st.session_state[_SAVED] = (saved.slug, saved.title, saved.query)
-    st.session_state["_opx_saved_info"] = (
-        f"Saved view “{saved.title}”, saved {saved.created_at:%Y-%m-%d %H:%M} on data version "
-        f"{saved.data_version}.")
-    if missing:
-        notices.append(f"{len(missing)} of the {len(saved.run_ids)} runs this view showed when it "
-                       "was saved have been deleted since; the chart shows what remains.")
-    return restored.model_copy(update={"view": saved.slug}), notices
+    restored, notices, saved = saved_views.restore(data.database(), state, resolver)
+    if saved is not None:
+        st.session_state[_SAVED] = (saved.slug, saved.title, saved.query)
+        st.session_state["_opx_saved_info"] = (
+            f"Saved view “{saved.title}”, saved {saved.created_at:%Y-%m-%d %H:%M} on data "
+            f"version {saved.data_version}.")
+    return restored, notices
 
 
 def saved_view_info() -> str | None:

@@ -42,3 +42,14 @@ def test_the_share_box_offers_the_briefs_and_the_embed_address(app_db):
     embed = next(c for c in codes if "/embed?of=explorer" in c and "<iframe" not in c)
     assert "target=500" in embed
     assert any(c.startswith("<iframe src=") and "/embed?of=explorer" in c for c in codes)
+
+
+def test_the_embed_names_what_it_cannot_show(app_db):
+    at = run_app("app_pages/embed.py", of="compare", ra="0123456789abcdef", rb="fedcba9876543210")
+    assert not at.exception
+    warnings = " ".join(w.value.replace("\\", "") for w in at.warning)
+    assert "Run `0123456789abcdef` in the link no longer exists" in warnings
+    caption = " ".join(c.value.replace("\\", "") for c in at.caption)
+    assert "run 01234567" not in caption and "Vera Rubin NVL72 vs GB300 NVL72" in caption
+    at = run_app("app_pages/embed.py", of="compare", view="no-such-view")
+    assert any("no saved view" in w.value for w in at.warning)

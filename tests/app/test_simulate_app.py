@@ -135,3 +135,12 @@ def test_anchor_runs_are_picked_by_readable_labels_each_once(full_app_db, catalo
     # a link that names a run twice holds it once
     at = open_simulate(hw="b200", model="deepseek-r1", workload="1k1k", anchor=[ids[0], ids[0]])
     assert at.multiselect(key="sim_anchor").value == [ids[0]]
+
+
+def test_anchors_that_cannot_anchor_are_named(full_app_db):
+    at = open_simulate(hw="b200", model="deepseek-r1", workload="1k1k",
+                       anchor=["0123456789abcdef"])
+    assert not at.exception
+    assert any("anchor=0123456789abcdef" in w.value.replace("\\", "") and "left out" in w.value
+               for w in at.warning)
+    assert at.multiselect(key="sim_anchor").value == []
