@@ -58,11 +58,11 @@ def import_files(paths: Iterable[str | Path], options: IngestOptions, db: Path, 
             parsed.append(result)
             if result.ok:
                 yield result
-    stored, failure = _write_batches(good(), Path(db))
+    done, failure = _write_batches(good(), Path(db))
     if failure is not None:
         # Files never parsed (the import stopped before them) were not stored either.
         parsed += [FileResult(path) for path in files[len(parsed):]]
-        _not_stored([r for r in parsed if r.ok][stored:], failure)
+        _after_failure([r for r in parsed if r.ok], done, failure, Path(db))
     return missing + parsed
 
 
@@ -193,26 +193,62 @@ def write_results(parsed: list[FileResult], db: Path, dry_run: bool) -> list[Fil
                 _, _, outcome = store.plan_write(con, rows_of(r))
                 r.runs_added, r.points_added = outcome.runs_added, outcome.points_added
         return parsed
-    stored, failure = _write_batches(good, Path(db))
+    done, failure = _write_batches(good, Path(db))
     if failure is not None:
-        _not_stored(good[stored:], failure)
+        _after_failure(good, done, failure, Path(db))
     return parsed
 
 
-def _write_batches(good: Iterable[FileResult], db: Path) -> tuple[int, StoreError | None]:
-    """How many of the good files were stored (the first ones: batches are written in order), and
-    the StoreError that stopped the import, if one did."""
+def _after_failure(good: list[FileResult], done: list[FileResult], failure: StoreError,
+                   db: Path) -> None:
+    """The summary after a database error: the files committed are stored; of the others, those
+    whose every run and point is in the database all the same are stored too (checked against
+    it); the rest are not stored, each with the error."""
+    written = {id(r) for r in done}
+    rest = [r for r in good if id(r) not in written]
+    anyway = _stored_anyway(rest, db)
+    _not_stored([r for r in rest if id(r) not in anyway], failure)
+
+
+def _write_batches(good: Iterable[FileResult], db: Path) -> tuple[list[FileResult],
+                                                                  StoreError | None]:
+    """The good files stored (each as its transaction committed: a batch that falls back to one
+    file at a time keeps the files written before it stopped), and the StoreError that stopped
+    the import, if one did."""
     # The write lock is taken per batch and released between batches, so dashboard readers get in
     # while a long import runs.
-    stored = 0
+    done: list[FileResult] = []
     for batch in _batches(good):
         try:
             with store.writing(db) as con:
-                _write_batch(con, batch)
+                _write_batch(con, batch, done)
         except StoreError as exc:
-            return stored, exc
-        stored += len(batch)
-    return stored, None
+            return done, exc
+    return done, None
+
+
+def _stored_anyway(results: list[FileResult], db: Path) -> set[int]:
+    """After a failed import, the files (by `id`) every run and point of which is in the database
+    all the same (a write whose commit went through before the error, or a file stored before):
+    the summary counts them as stored, adding nothing. Checked in one query."""
+    wanted = [(i, rows.run_id, p[0]) for i, r in enumerate(results) for rows in rows_of(r)
+              for p in rows.points]
+    if not wanted:
+        return set()
+    try:
+        with store.reading(db) as con:
+            present = store.stored_points(con, [(run, key) for _, run, key in wanted])
+    except Exception:       # the database cannot be read either: nothing is claimed
+        return set()
+    missing = {i for i, run, key in wanted if (run, key) not in present}
+    out = set()
+    for i, r in enumerate(results):
+        if i not in missing and rows_of(r):
+            r.runs_added = r.points_added = 0
+            r.notices.append("stored (all its runs and points are in the database) although "
+                             "the import stopped at a database error")
+            out.add(id(r))
+    return out
 
 
 def _not_stored(results: list[FileResult], failure: StoreError) -> None:
@@ -242,18 +278,22 @@ def _write_one(con: duckdb.DuckDBPyConnection, r: FileResult) -> None:
     r.runs_added, r.points_added = outcome.runs_added, outcome.points_added
 
 
-def _write_batch(con: duckdb.DuckDBPyConnection, batch: list[FileResult]) -> None:
+def _write_batch(con: duckdb.DuckDBPyConnection, batch: list[FileResult],
+                 done: list[FileResult]) -> None:
     """Write the files of a batch in one transaction and say what each file added, exactly as
     writing them one after another would have (a run counts for the first file that brings it,
-    a point for the first file that holds it: the store plans the rows in that order)."""
+    a point for the first file that holds it: the store plans the rows in that order). Each file
+    whose rows are committed is appended to `done`."""
     try:
         outcome = store.write_runs(con, [rows for r in batch for rows in rows_of(r)])
     except Exception:           # rolled back whole: write the files one by one
         for r in batch:
             _write_one(con, r)
+            done.append(r)
         return
     added = iter(outcome.added)
     for r in batch:
         counts = [next(added) for _ in rows_of(r)]
         r.runs_added = sum(runs for runs, _ in counts)
         r.points_added = sum(points for _, points in counts)
+    done.extend(batch)

@@ -527,6 +527,20 @@ def count_runs(con: duckdb.DuckDBPyConnection) -> tuple[int, int]:
     return runs, points
 
 
+def stored_points(con: duckdb.DuckDBPyConnection, keys: list[tuple[str, str]]
+                  ) -> set[tuple[str, str]]:
+    """Which of the (run id, point key) pairs are stored."""
+    import pandas as pd
+    frame = pd.DataFrame(keys, columns=["run_id", "point_key"]).drop_duplicates()
+    con.register("wanted_points", frame)
+    try:
+        rows = con.execute("SELECT p.run_id, p.point_key FROM points p JOIN wanted_points w "
+                           "USING (run_id, point_key)").fetchall()
+    finally:
+        con.unregister("wanted_points")
+    return {(r, k) for r, k in rows}
+
+
 def run_exists(con: duckdb.DuckDBPyConnection, run_id: str) -> bool:
     return con.execute("SELECT count(*) FROM runs WHERE id = ?", [run_id]).fetchone()[0] > 0
 

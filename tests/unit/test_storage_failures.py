@@ -184,3 +184,40 @@ def test_a_folder_that_cannot_be_made_is_a_store_error(tmp_path):
     with pytest.raises(StoreError, match="folder cannot be created"):
         with store.writing(blocker / "sub" / "opx.duckdb"):
             pass
+
+
+def test_a_disk_that_fills_inside_a_batch_reports_exactly_what_is_stored(seed_db, tmp_path,
+                                                                         monkeypatch, capsys):
+    """One batch of many files: the batch's transaction fails, the files are then written one by
+    one and the disk fills after some of them. The summary lists exactly the files whose runs
+    and points are in the database afterwards (checked against it), and no other."""
+    db = tmp_path / "opx.duckdb"
+    db.write_bytes(seed_db.read_bytes())
+    folder = tmp_path / "in"
+    folder.mkdir()
+    head = ("hardware,model,workload,gpus_total,concurrency,interactivity_p50,"
+            "throughput_total_per_gpu,label\n")
+    for i in range(8):
+        (folder / f"f{i}.csv").write_text(head + "".join(
+            f"h200,deepseek-r1,1k1k,8,{c},{300 / c:.3f},{100 * c + i},file {i}\n"
+            for c in (1, 2, 4)))
+    real, runs_written = store._insert, []
+
+    def fills_after_three_files(con, table, columns, rows):
+        if table == "runs":
+            if len(rows) > 1 or len(runs_written) >= 3:   # the whole batch, then a 4th file
+                _no_space()
+            runs_written.append(rows)
+        return real(con, table, columns, rows)
+    monkeypatch.setattr(store, "_insert", fills_after_three_files)
+    code = cli.main(["ingest", str(folder), "--db", str(db)])
+    out, err = capsys.readouterr()
+    assert code == 1 and "disk is full" in err
+    with store.reading(db) as con:
+        labels = {r[0] for r in con.execute(
+            "SELECT label FROM runs WHERE label LIKE 'file %'").fetchall()}
+    assert labels == {"file 0", "file 1", "file 2"}
+    added = [line for line in out.splitlines() if "point(s) added" in line]
+    assert sorted(line.split()[0].rsplit("/", 1)[-1] for line in added) == \
+        ["f0.csv", "f1.csv", "f2.csv"]
+    assert "3 file(s) imported" in out and "5 not stored" in out
