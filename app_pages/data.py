@@ -14,6 +14,7 @@ catalog = data.catalog()
 permissions.sidebar_controls()
 allowed, why = can_write()
 st.title("Data")
+widgets.watch_link_length(notice=True)
 if not allowed:
     st.info(escape_md(why), icon=":material/lock:")
 widgets.or_stop(show_coverage)

@@ -13,6 +13,7 @@ from ui import data, permissions, share, widgets
 from ui.text import escape_md
 
 permissions.settings_or_stop()
+widgets.watch_link_length()
 query = {k: st.query_params.get_all(k) for k in st.query_params.keys()}
 state, notices = ViewState.from_query(query, data.resolver())
 # a saved view opened and a run that no longer exists named, as the export does

@@ -16,6 +16,7 @@ from ui.text import escape_md
 
 PREFIX = "sim_"
 catalog = data.catalog()
+widgets.watch_link_length()
 permissions.sidebar_controls()
 notices = urlstate.seed_page_from_url(SimulateState, data.resolver(), PREFIX,
                                       start=data.simulate_start)

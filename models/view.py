@@ -502,10 +502,29 @@ def _choice(raw: str | None, field: str, allowed: Sequence[str], label: str,
                        f"(expected one of {', '.join(allowed)}).")
 
 
+# Streamlit reads no query string of more than 1,000 values or 512 KiB: it drops the whole query
+# and the page would open on the default view without a word. The page's script
+# (`ui.widgets.LINK_TOO_LONG_JS`) sees the address first and reopens the page at
+# `?too_long=<values>x<KiB>`, which every page turns into a notice.
+TOO_LONG_PARAM = "too_long"
+LINK_MAX_VALUES, LINK_MAX_KIB = 1000, 512
+
+
 def unknown_params(params: Mapping[str, object], known: Sequence[str], notices: list[str]) -> None:
     for key in params:
-        if key not in known:
+        if key == TOO_LONG_PARAM:
+            notices.append(too_long_notice(params[key]))
+        elif key not in known:
             notices.append(f"Unknown link parameter `{str(key)[:40]}` was ignored.")
+
+
+def too_long_notice(value: object) -> str:
+    raw = value[0] if isinstance(value, (list, tuple)) and value else value
+    values, _, kib = str(raw).partition("x")
+    size = (f" ({int(values):,} values, {int(kib):,} KiB)"
+            if values.isdigit() and kib.isdigit() and len(values) < 10 and len(kib) < 10 else "")
+    return (f"This link was too long to read{size}: a link holds at most "
+            f"{LINK_MAX_VALUES:,} values and {LINK_MAX_KIB} KiB. Showing the default view.")
 
 
 def _is_slug(text: str) -> bool:

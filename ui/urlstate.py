@@ -22,7 +22,8 @@ from urllib.parse import urlencode
 import streamlit as st
 
 from models import ViewState
-from models.view import QUERY_FIELDS, SlugResolver, derived_sides, format_number, page_fields
+from models.view import (QUERY_FIELDS, TOO_LONG_PARAM, SlugResolver, derived_sides, format_number,
+                         page_fields)
 
 _QUERY = "_opx_query"        # the session's view state, as query parameters (defaults left out)
 _STATE = "_opx_state"        # the ViewState the widgets were last seeded from or written as
@@ -48,7 +49,7 @@ def seed_from_url(resolver: SlugResolver, page: str) -> list[str]:
     ss = st.session_state
     ss[_PAGE] = page
     url = _current_query()
-    bare = not any(k in QUERY_FIELDS for k in url)
+    bare = not any(k in QUERY_FIELDS or k == TOO_LONG_PARAM for k in url)
     if _STATE in ss and (ss.get(_LAST) == (page, _canonical(url))
                          or bare and ss.get(_REPLACED) == page):
         return []
@@ -184,7 +185,7 @@ def seed_page_from_url(model_cls, resolver: SlugResolver, prefix: str, start=Non
     ss = st.session_state
     ss[_PAGE] = prefix
     url = _current_query()
-    bare = not any(k in model_cls.model_fields for k in url)
+    bare = not any(k in model_cls.model_fields or k == TOO_LONG_PARAM for k in url)
     if ss.get(_LAST) == (prefix, _canonical(url)) or bare and ss.get(_REPLACED) == prefix:
         return []
     ss[_REPLACED] = None

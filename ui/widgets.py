@@ -6,15 +6,41 @@ from __future__ import annotations
 import streamlit as st
 
 from models import PERCENTILES, PROVENANCES, ViewState, pct_label
-from models.view import DATE_MAX, DATE_MIN, RUN_FILTER_FIELDS, format_number, widget_range
+from models.view import (DATE_MAX, DATE_MIN, LINK_MAX_KIB, LINK_MAX_VALUES, RUN_FILTER_FIELDS,
+                         TOO_LONG_PARAM, format_number, too_long_notice, widget_range)
 from opx.errors import OpxError
 from ui import data, permissions, urlstate
 from ui.text import escape_md
 
 
+# Run in the browser before Streamlit drops an over-long query string (models.view,
+# TOO_LONG_PARAM): the page is reopened at an address that says how long the link was.
+LINK_TOO_LONG_JS = f"""<script>
+(function () {{
+  // the address the page was opened at: the app may have rewritten location since
+  var nav = performance.getEntriesByType("navigation")[0];
+  var q = new URL(nav ? nav.name : window.location.href).search.slice(1);
+  var values = q ? q.split("&").length : 0;
+  if (values > {LINK_MAX_VALUES} || q.length > {LINK_MAX_KIB} * 1024) {{
+    window.location.replace(window.location.pathname + "?{TOO_LONG_PARAM}=" + values + "x" +
+                            Math.round(q.length / 1024));
+  }}
+}})();
+</script>"""
+
+
+def watch_link_length(notice: bool = False) -> None:
+    """Every page: an over-long link is said, not silently replaced by the default view.
+    `notice`: a page that reads no view state from its address says it itself (Data)."""
+    st.html(LINK_TOO_LONG_JS, unsafe_allow_javascript=True)
+    if notice and TOO_LONG_PARAM in st.query_params:
+        show_notices([too_long_notice(st.query_params.get(TOO_LONG_PARAM))])
+
+
 def open_page(page: str, title: str, caption: str = "") -> None:
     """Sidebar permissions, the session's view (or the address's) read into the widgets, the
     title and the link's notices. `page` is the page's name in `models.pages`."""
+    watch_link_length()
     permissions.sidebar_controls()
     notices = urlstate.seed_from_url(data.resolver(), page)
     st.title(title)

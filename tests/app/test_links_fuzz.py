@@ -150,3 +150,17 @@ def test_links_outside_a_widget_range_are_dropped_with_a_notice(db_env, page, qu
             assert (w.min, w.max) == ranges[key], (w.key, w.min, w.max)
             shown += 1
     assert shown
+
+
+@pytest.mark.parametrize("page", ["app_pages/explorer.py", "app_pages/compare.py",
+                                  "app_pages/planner.py", "app_pages/latency.py",
+                                  "app_pages/simulate.py", "app_pages/embed.py"])
+def test_a_link_too_long_to_read_is_a_notice(app_db, page):
+    """The address the browser's check reopens a too-long link at (models.view.TOO_LONG_PARAM)."""
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.switch_page(page)
+    at.query_params["too_long"] = "5000x600"
+    at.run()
+    assert not at.exception
+    assert any("This link was too long to read (5,000 values, 600 KiB)" in w.value.replace("\\", "")
+               for w in at.warning), [w.value for w in at.warning]

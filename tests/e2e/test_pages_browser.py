@@ -26,3 +26,15 @@ def test_page_loads_without_an_exception(server, page, path, heading, charts):
         expect(page.get_by_test_id("stVegaLiteChart").nth(charts - 1)).to_be_visible(timeout=30_000)
     expect(page.get_by_test_id("stException")).to_have_count(0)
     assert not page.js_errors, page.js_errors
+
+
+@pytest.mark.parametrize("path", ["/", "/compare", "/planner", "/latency", "/simulate", "/data",
+                                  "/embed"])
+def test_a_link_too_long_to_read_is_said(server, page, path):
+    """Streamlit drops a query string of more than 1,000 values whole; the page says so instead
+    of showing the default view without a word."""
+    page.goto(server + path + "?" + "&".join(f"hw=bogus{i}" for i in range(5000)))
+    page.wait_for_url("**too_long=5000x*", timeout=30_000)
+    expect(page.get_by_text("This link was too long to read (5,000 values")).to_be_visible(
+        timeout=60_000)
+    expect(page.get_by_test_id("stException")).to_have_count(0)
