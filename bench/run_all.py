@@ -1,6 +1,6 @@
 """Run every benchmark and print one table of figures (`make bench`).
 
-    .venv/bin/python bench/run_all.py [--only simulator,import,marks,explorer,explorer_undated,cold_start]
+    .venv/bin/python bench/run_all.py [--only simulator,import,reader_wait,marks,explorer,explorer_undated,cold_start]
 
 Each benchmark runs in its own process (fresh Streamlit caches, its own memory), writes its
 figures as JSON, and shares one folder of synthetic databases with the others, so the 1M-point
@@ -22,6 +22,7 @@ HERE = Path(__file__).resolve().parent
 BENCHES = {                 # name: (script, extra arguments)
     "simulator": ("bench_simulator.py", []),
     "import": ("bench_import.py", []),
+    "reader_wait": ("bench_reader_wait.py", []),
     "marks": ("bench_marks.py", []),
     "explorer": ("bench_explorer.py", []),
     "explorer_undated": ("bench_explorer.py", ["--undated"]),

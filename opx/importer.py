@@ -31,10 +31,11 @@ from opx.ingest.core import FileResult, IngestOptions, collect_files, formats, p
 Progress = Callable[[int, int, Path], None]
 
 # A batch: at most this many files, or this many points, in one transaction. Opening the file
-# for writing costs ~50 ms, so batches are large; a batch of small files is written in well under
-# a second, and readers get their turn between two batches (opx.store).
-BATCH_FILES = 5_000
-BATCH_POINTS = 100_000
+# for writing costs ~50 ms, so batches are not tiny; but a reader waits for the batch being
+# written (opx.store's gate), so a batch is written in well under a second even on a loaded
+# machine, and readers get their turn between two batches (bench/bench_reader_wait.py).
+BATCH_FILES = 1_000
+BATCH_POINTS = 20_000
 
 # Worker processes pay off from this many files on (starting them costs ~0.1 s), at most this many.
 PARALLEL_MIN_FILES = 400
