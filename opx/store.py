@@ -20,7 +20,7 @@ import json
 import os
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
@@ -189,15 +189,33 @@ def _busy(path: Path, seconds: float, writing: bool) -> StoreError:
                                 f"import?); try again in a moment")
 
 
+# Entered while a reader waits for a writer (an import) and left when it gets in: the dashboard
+# sets it to say "importing…" on the page instead of spinning without a word (ui.data).
+ReaderWait = Callable[[], contextlib.AbstractContextManager]
+on_reader_wait: ReaderWait | None = None
+READER_WAIT_NOTICE_SECONDS = 0.2     # a wait shorter than this is not worth a word
+
+
 def _connect_reader(path: Path) -> duckdb.DuckDBPyConnection:
     """Read-only, through the gate: while a writer holds or waits for it, wait (polling often
     enough to get in between two writes); retry DuckDB's lock error; give up after
-    LOCK_RETRY_SECONDS."""
-    deadline = time.monotonic() + LOCK_RETRY_SECONDS
+    LOCK_RETRY_SECONDS. A wait longer than READER_WAIT_NOTICE_SECONDS enters `on_reader_wait`."""
+    with contextlib.ExitStack() as saying:
+        return _connect_reader_waiting(path, saying)
+
+
+def _connect_reader_waiting(path: Path, saying: contextlib.ExitStack) -> duckdb.DuckDBPyConnection:
+    start = time.monotonic()
+    deadline = start + LOCK_RETRY_SECONDS
     delay = 0.005
+    said = False
     fd = _open_gate(path, exclusive=False)
     try:
         while True:
+            if (not said and on_reader_wait is not None
+                    and time.monotonic() - start > READER_WAIT_NOTICE_SECONDS):
+                said = True
+                saying.enter_context(on_reader_wait())
             if fd is None or _try_gate(fd, exclusive=False):
                 try:
                     return duckdb.connect(str(path), read_only=True)

@@ -14,6 +14,20 @@ from opx.config import db_path
 from opx.explorer import ExplorerView, explore
 
 
+def _say_importing():
+    """While this page waits for an import's batch to be written: a spinner that says so (only
+    in a script run: a reader elsewhere, such as a worker thread, waits without a word)."""
+    import contextlib
+    from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+    if get_script_run_ctx(suppress_warning=True) is None:
+        return contextlib.nullcontext()
+    return st.spinner("Importing: the database is being written; this page reads it in a "
+                      "moment…")
+
+
+store.on_reader_wait = _say_importing
+
+
 @st.cache_resource(show_spinner=False)
 def catalog() -> Catalog:
     return load_catalog()

@@ -203,3 +203,33 @@ def test_a_writer_gets_in_between_readers_that_always_hold_the_file(tmp_path, se
         assert int(out.split("reads=")[1].split()[0]) > 0
     with store.reading(db) as con:
         assert con.execute("SELECT count(*) FROM runs WHERE label LIKE 'batch %'").fetchone()[0] == 25
+
+
+def test_a_reader_that_waits_for_a_writer_says_so(seed_db, tmp_path, monkeypatch):
+    """A reader kept out by a writer's batch enters `store.on_reader_wait` (the dashboard's
+    "Importing…" spinner) once, and leaves it when it gets in; a reader that gets in at once
+    says nothing."""
+    import contextlib
+    import threading
+    import time
+    db = tmp_path / "opx.duckdb"
+    db.write_bytes(seed_db.read_bytes())
+    said = []
+
+    @contextlib.contextmanager
+    def saying():
+        said.append("enter")
+        yield
+        said.append("leave")
+    monkeypatch.setattr(store, "on_reader_wait", saying)
+    with store.reading(db) as con:
+        store.count_runs(con)
+    assert said == []
+    writer = store.writing(db)
+    con = writer.__enter__()
+    threading.Timer(0.8, lambda: writer.__exit__(None, None, None)).start()
+    started = time.monotonic()
+    with store.reading(db) as con:
+        store.count_runs(con)
+    assert time.monotonic() - started >= 0.5
+    assert said == ["enter", "leave"]
