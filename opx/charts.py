@@ -323,7 +323,7 @@ def _provenance_summary(view: ExplorerView) -> str:
     return "; ".join(parts) if parts else "no data under these filters"
 
 
-def simulate_subtitle(result, fit=None) -> list[str]:
+def simulate_subtitle(result, fit=None, pct: str = "p50") -> list[str]:
     """The lines under the Simulate chart: engine and layouts, the held-out errors (by system,
     and of anchoring), and what the curve is anchored to."""
     from opx.simulate import anchor_validation, api
@@ -335,7 +335,8 @@ def simulate_subtitle(result, fit=None) -> list[str]:
         + "; band from the fit's parameter covariance." if fit and fit.anchored
         else "Unanchored: pick runs under 'Anchor to runs' to fit the curve to them.")
     return [f"opx-sim {api.ENGINE_VERSION}, {result.gpus} GPUs, {len(result.curves)} layout "
-            "curves; simulated (one value per point, stored as P50).",
+            f"curves; simulated, drawn at {pct_label(pct)}"
+            + (" (the spread model's P90 on the P50 step times)." if pct != "p50" else "."),
             f"Held-out error (leave-one-system-out, median abs. %): {held_out or 'not available'}.",
             *wrap_line(anchor_validation.summary_text() or "No anchoring validation on record."),
             *wrap_line(anchored),

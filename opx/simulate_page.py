@@ -41,7 +41,8 @@ class SimulateView:
 
     def chart(self, catalog: Catalog, link_text: str = ""):
         from opx.charts import simulate_chart, simulate_subtitle
-        sub = simulate_subtitle(self.result, self.fit) + ([link_text] if link_text else [])
+        sub = (simulate_subtitle(self.result, self.fit, self.state.pct)
+               + ([link_text] if link_text else []))
         pct = self.state.pct
         envelope = self.result.envelope if pct == "p50" else self.result.envelope_p90
         points = self.result.points_frame()
