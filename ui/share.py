@@ -41,12 +41,15 @@ def brief_buttons(path: str, page: str, state: ViewState) -> None:
     """The brief of this view, for people who will not open the dashboard: the headline figures
     kept apart, the chart, the table, provenance, assumptions and the link back."""
     link = Link(path, state)
+    # The session's address is known in the script run, not in the download's callback, which
+    # runs outside it: taken here, so every file links back to where it was downloaded from.
+    here = base_url()
     cols = st.columns([1, 1, 2], vertical_alignment="center")
     for col, (fmt, label) in zip(cols, (("brief-pdf", "Brief (PDF, one page)"),
                                         ("brief-html", "Brief (HTML, offline)"))):
         def build(fmt_name: str = fmt) -> bytes:
             return views.render_link(link, fmt_name, data.database(), data.catalog(),
-                                     base_url=base_url())
+                                     base_url=here)
 
         col.download_button(label, build, file_name=export.file_name(page, state, fmt),
                             mime=export.FORMATS[fmt].mime, on_click="ignore",
@@ -96,6 +99,7 @@ def export_buttons(path: str, page: str, state: ViewState, key: str,
     """One download per format; nothing is rendered until its button is clicked. `link`: the
     page's own link where its state is not a view state (Simulate)."""
     link = link or Link(path, state)
+    here = base_url()          # in the script run: the callbacks below run outside it
     formats = [f for f in export.FORMATS.values() if f.kind != "brief"]   # briefs: share_box
     cols = st.columns(len(formats))
     for col, fmt in zip(cols, formats):
@@ -104,7 +108,7 @@ def export_buttons(path: str, page: str, state: ViewState, key: str,
 
         def build(fmt_name: str = fmt.name) -> bytes:
             return views.render_link(link, fmt_name, data.database(), data.catalog(),
-                                     base_url=base_url())
+                                     base_url=here)
 
         col.download_button(label, build, file_name=export.file_name(page, state, fmt.name),
                             mime=fmt.mime, on_click="ignore", key=f"{key}_{fmt.name}",

@@ -97,3 +97,21 @@ def test_labels_from_imported_files_are_shown_as_typed_and_never_run(server, pag
     assert page.locator("img[src='x']").count() == 0
     assert dialogs == []
     assert not page.js_errors
+
+
+def test_every_download_links_back_to_the_address_it_came_from(server, page, tmp_path):
+    """The files link to where the dashboard is served (here a random port), not to the
+    default address: the download callbacks run outside the script run."""
+    page.goto(server + "/?target=500")
+    wait_for_app(page)
+    with page.expect_download(timeout=60_000) as download:
+        page.get_by_test_id("stDownloadButton").filter(has_text="JSON").click()
+    path = tmp_path / "view.json"
+    download.value.save_as(path)
+    import json
+    assert json.loads(path.read_text())["link"].startswith(server + "/?model=")
+    with page.expect_download(timeout=60_000) as download:
+        page.get_by_test_id("stDownloadButton").filter(has_text="Brief (HTML").click()
+    brief = tmp_path / "brief.html"
+    download.value.save_as(brief)
+    assert server + "/?model=" in brief.read_text() and "localhost:8501" not in brief.read_text()
