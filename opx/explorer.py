@@ -17,37 +17,25 @@ from models.view import RUN_FILTER_FIELDS, format_number
 from opx import metrics, queries, store
 from opx.anchoring import anchor_view
 from opx.economics import economics_for
-from opx.frontier import DATA, SIMULATED, Figure, Kind, Multiple, ValueAt, value_at
+from opx.frontier import DATA, SIMULATED, Kind, Multiple, ValueAt
 from opx import resolve as resolver
 from opx.resolve import STRICTER, Answer, Peak
 
 
 @dataclass(frozen=True)
 class Drawn:
-    """What is drawn for one hardware of one kind (data, or simulated): its value at the target,
-    its peak and the interactivity its curve spans. Values are in the chosen metric."""
+    """What is drawn for one hardware of one kind (data, or simulated): its value at the target
+    (from `opx.resolve`: the data's figure, or what the projection alone says), its peak and the
+    interactivity its curve spans. Values are in the chosen metric."""
     kind: Kind
     at_target: ValueAt = ValueAt("no_data")
-    target_provenance: str = ""
-    target_source: str = ""
     peak: float | None = None          # highest throughput drawn: curve or reference line
-    peak_provenance: str = ""
-    peak_source: str = ""
     x_lo: float | None = None          # the curve's interactivity span (None: no curve drawn)
     x_hi: float | None = None
 
     @property
     def has_curve(self) -> bool:
         return self.x_lo is not None
-
-    @property
-    def target_figure(self) -> Figure | None:
-        return (Figure(self.at_target.value, self.target_provenance)
-                if self.at_target.status == "ok" else None)
-
-    @property
-    def peak_figure(self) -> Figure | None:
-        return Figure(self.peak, self.peak_provenance) if self.peak is not None else None
 
 
 @dataclass(frozen=True)
@@ -58,6 +46,7 @@ class HardwareSummary:
     name: str
     answer: Answer
     peak_figure: Peak
+    projection: Answer                 # what the simulated curve alone says at the target
     data: Drawn                        # measured / published / preview / derived curve
     simulated: Drawn | None            # None: nothing simulated is drawn for this hardware
     multiple_at_target: Multiple | None    # None for the baseline itself
@@ -67,10 +56,8 @@ class HardwareSummary:
 
     @property
     def at_target(self) -> ValueAt:
-        """The answer as a value at the target (the chart's target circles read it)."""
-        a = self.answer
-        return (ValueAt("ok", a.value, exact=a.how == "point") if a.ok
-                else ValueAt("not_reachable" if a.status == "not_reachable" else "no_data"))
+        """The answer as a value at the target."""
+        return _value_of(self.answer)
 
     @property
     def target_note(self) -> str:
@@ -172,8 +159,7 @@ class ExplorerView:
                 "Kind": ("projection" if a.kind == SIMULATED else a.kind) or "no figure",
                 "Provenance at target": a.provenance or "no figure",
                 "How": a.how_text(self.state.target),
-                f"Projection at target ({y.unit})": (_projection_cell(sim, pct) if sim
-                                                     else f"no {pct} simulation"),
+                f"Projection at target ({y.unit})": _projection_cell(s.projection, sim, pct, y),
                 f"× {base_name} at target": "baseline" if s.multiple_at_target is None
                     else s.multiple_at_target.text,
                 f"{peak} ({y.unit})": _peak_cell(s.peak, "no data"),
@@ -188,15 +174,13 @@ class ExplorerView:
         return pd.DataFrame(rows)
 
 
-def _projection_cell(d: Drawn, pct: str) -> str:
+def _projection_cell(p: Answer, d: Drawn | None, pct: str, y: metrics.Metric) -> str:
     """The projection's own value at the target, or where its curve ends."""
-    if d.at_target.status == "ok":
-        return metrics.format_value(d.at_target.value)
-    if not d.has_curve:
+    if p.ok:
+        return p.cell(y)
+    if d is None or not d.has_curve:
         return f"no {pct} simulation"
-    if d.at_target.status == "not_reachable":
-        return f"not reachable (tops out at {metrics.format_value(d.x_hi)})"
-    return f"below simulated range (starts at {metrics.format_value(d.x_lo)})"
+    return f"not reachable (tops out at {metrics.format_value(d.x_hi)})"
 
 
 def _peak_cell(value: float | None, missing: str) -> str:
@@ -310,10 +294,14 @@ def compute(data: ExplorerData, state: ViewState, catalog: Catalog) -> ExplorerV
             filtered=bool(state.run_filter_text() or state.source))
         summaries.append(HardwareSummary(
             hardware=hw, name=name,
-            answer=resolver.resolve(inputs, hw, name, state.target, state.pct, metric),
+            answer=(answer := resolver.resolve(inputs, hw, name, state.target, state.pct,
+                                               metric)),
             peak_figure=resolver.peak_of(inputs, hw),
-            data=_drawn(pts, refs, hw, False, state.target, metric, e) or Drawn(DATA),
-            simulated=_drawn(pts, refs, hw, True, state.target, metric, e),
+            data=_drawn(inputs, hw, False, answer if answer.kind == DATA else None)
+            or Drawn(DATA),
+            projection=(projected := resolver.projection(inputs, hw, name, state.target,
+                                                         state.pct, metric)),
+            simulated=_drawn(inputs, hw, True, projected),
             multiple_at_target=None, multiple_at_peak=None,
             runs=int(c.runs) if c is not None else 0, points=int(c.points) if c is not None else 0))
     base = next((s for s in summaries if s.hardware == baseline), None)
@@ -371,25 +359,24 @@ def compute(data: ExplorerData, state: ViewState, catalog: Catalog) -> ExplorerV
                         summaries=summaries, notes=notes, operating=near, anchoring=anchoring)
 
 
-def _drawn(pts: pd.DataFrame, refs: pd.DataFrame, hw: str, simulated: bool, target: float,
-           metric: metrics.Metric, econ) -> Drawn | None:
-    """One kind of figures of one hardware as drawn: its envelope and its reference lines."""
-    env = _rows(pts, hw, simulated, envelope=True)
-    ref = _rows(refs, hw, simulated)
-    if env.empty and ref.empty:
+def _drawn(inputs: resolver.Inputs, hw: str, simulated: bool,
+           answer: Answer | None) -> Drawn | None:
+    """One kind of figures of one hardware as drawn: its envelope, reference lines and peak, and
+    its value at the target (`answer`: the data's figure, or what the projection alone says)."""
+    env = _rows(inputs.points, hw, simulated, envelope=True)
+    if env.empty and _rows(inputs.references, hw, simulated).empty:
         return None
-    v, prov, src = _value_on_envelope(pts, hw, simulated, target)
-    marks = pd.concat([df.assign(unstated=unstated) for df, unstated in ((env, False), (ref, True))
-                       if not df.empty], ignore_index=True)
-    top = marks.loc[marks.tput.idxmax()]
-    return Drawn(
-        kind=SIMULATED if simulated else DATA, at_target=_in_metric(v, metric, econ),
-        target_provenance=prov, target_source=src,
-        peak=_metric_value(metric, econ, top.tput),
-        peak_provenance=top.provenance + (" (interactivity not stated)" if top.unstated else ""),
-        peak_source=top.source_text,
-        x_lo=float(env.x.min()) if not env.empty else None,
-        x_hi=float(env.x.max()) if not env.empty else None)
+    return Drawn(kind=SIMULATED if simulated else DATA,
+                 at_target=_value_of(answer) if answer is not None else ValueAt("no_data"),
+                 peak=resolver.peak_of_kind(inputs, hw, simulated).value,
+                 x_lo=float(env.x.min()) if not env.empty else None,
+                 x_hi=float(env.x.max()) if not env.empty else None)
+
+
+def _value_of(answer: Answer) -> ValueAt:
+    """An answer as a value at the target (the chart's circles and the JSON's statuses)."""
+    return (ValueAt("ok", answer.value, exact=answer.how == "point") if answer.ok
+            else ValueAt(answer.status))
 
 
 def _rows(df: pd.DataFrame, hw: str, simulated: bool, envelope: bool = False) -> pd.DataFrame:
@@ -404,34 +391,6 @@ def _simulated_percentiles() -> str:
     from opx.simulate.spread import load, modelled
     qs = sorted({name.split("_")[1] for name in modelled(load())})
     return " and ".join(["P50"] + [q.upper() for q in qs])
-
-
-def _value_on_envelope(pts: pd.DataFrame, hw: str, simulated: bool,
-                       target: float) -> tuple[ValueAt, str, str]:
-    """Value at the target on one envelope of a hardware, with its provenance and sources."""
-    if pts.empty:
-        return ValueAt("no_data"), "", ""
-    env = pts[(pts.hardware == hw) & pts.on_envelope & (pts.simulated == simulated)]
-    if env.empty:
-        return ValueAt("no_data"), "", ""
-    env = env.sort_values("x").reset_index(drop=True)
-    v = value_at(env.x.to_numpy(), env.tput.to_numpy(), target)
-    if v.status != "ok":
-        return v, "", ""
-    used = env.iloc[list(v.neighbours)]
-    provs = list(dict.fromkeys(used.provenance))
-    prov = " / ".join(provs) if v.exact else f"interpolated between {' / '.join(provs)} points"
-    return v, prov, "; ".join(dict.fromkeys(used.source_text))
-
-
-def _in_metric(v: ValueAt, metric: metrics.Metric, econ) -> ValueAt:
-    """A throughput value at the target, expressed in the chosen metric."""
-    if v.status != "ok" or not metric.derived:
-        return v
-    value = _metric_value(metric, econ, v.value)
-    if value is None:
-        return ValueAt("no_data")
-    return ValueAt("ok", value, v.exact, v.neighbours)
 
 
 def _convert(df: pd.DataFrame, metric: metrics.Metric, econ: dict) -> pd.DataFrame:

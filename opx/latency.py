@@ -20,6 +20,7 @@ from models.view import format_number
 from opx import metrics, queries, store
 from opx.explorer import ExplorerView, _deployment_label, explore, filters_for
 from opx.frontier import value_at
+from opx.resolve import own_label
 
 MAX_RUNS = 12             # runs drawn at most: a legend a reader can follow
 MAX_POINTS = 200_000      # latency points read at most (every run of a model and workload)
@@ -155,21 +156,13 @@ def _runs(pts: pd.DataFrame, facts: pd.DataFrame, catalog: Catalog,
     first["date"] = [_text(d)[:10] for d in first.date]
     for col in ("framework", "precision", "label", "source"):
         first[col] = [_text(v) for v in first[col]]
-    first["label"] = [_own_label(lbl, hw) for lbl, hw in zip(first.label, first.hardware_name)]
+    first["label"] = [own_label(lbl, hw) for lbl, hw in zip(first.label, first.hardware_name)]
     first["description"] = _unique([
         " · ".join(p for p in (r.hardware_name, f"{r.framework} {r.precision}".strip(),
                                r.deployment, r.date, r.provenance, r.label) if p)
         for r in first.itertuples()], list(first.run_id))
     first["why"] = first.run_id.map(behind).fillna("")
     return first
-
-
-def _own_label(label: str, hardware_name: str) -> str:
-    """A run's label without a leading hardware name (the legend names the hardware already)."""
-    for sep in (" · ", " - ", ": ", " "):
-        if label.startswith(hardware_name + sep):
-            return label[len(hardware_name) + len(sep):]
-    return "" if label == hardware_name else label
 
 
 def _unique(names: list[str], ids: list[str]) -> list[str]:

@@ -45,6 +45,14 @@ RULE = ("Data first: a figure stated at the target or interpolated between two s
         "target.")
 
 
+def own_label(label: str, hardware_name: str) -> str:
+    """A run's label without a leading hardware name (said beside it already)."""
+    for sep in (" · ", " - ", ": ", " "):
+        if hardware_name and label.startswith(hardware_name + sep):
+            return label[len(hardware_name) + len(sep):]
+    return "" if label == hardware_name else label
+
+
 @dataclass(frozen=True)
 class Config:
     """One operating point behind an answer: the run's configuration and the point's load."""
@@ -67,13 +75,7 @@ class Config:
         """"vLLM+Dynamo (preview) · disagg 72 GPUs · 387 tok/s/user (P90)", "sglang fp4 · TP8
         EP8 · concurrency 64 · 412 tok/s/user (P50)": the run's own label (without the hardware's
         name, which is said beside it), else its framework and precision."""
-        label = self.label
-        for sep in (" · ", " - ", ": ", " "):
-            if self.hardware_name and label.startswith(self.hardware_name + sep):
-                label = label[len(self.hardware_name) + len(sep):]
-        if label == self.hardware_name:
-            label = ""
-        what = label or " ".join(p for p in (self.framework, self.precision) if p)
+        what = own_label(self.label, self.hardware_name) or " ".join(p for p in (self.framework, self.precision) if p)
         parts = [p for p in (what, self.deployment) if p]
         if self.concurrency is not None:
             parts.append(f"concurrency {self.concurrency:,.0f}")
@@ -103,6 +105,7 @@ class Answer:
     fix: str = ""                       # the change that would give one
     direction: str = "higher"           # the metric's: a bound is "at least" or "at most"
     x: float | None = None              # the interactivity the figure sits at
+    missing: str = "no_data"            # without a figure: "not_reachable" or "no_data"
 
     @property
     def ok(self) -> bool:
@@ -115,25 +118,25 @@ class Answer:
 
     @property
     def status(self) -> str:
-        return "ok" if self.ok else ("not_reachable" if "cannot reach" in self.reason
-                                     else "no_data")
+        return "ok" if self.ok else self.missing
 
     @property
     def bound_word(self) -> str:
         return "at least" if self.direction == "higher" else "at most"
 
+    @property
+    def sign(self) -> str:
+        """"≥" (or "≤" for a lower-is-better metric) before a bound, else nothing."""
+        return ("≥" if self.direction == "higher" else "≤") if self.bound else ""
+
     def figure(self) -> Figure | None:
-        if not self.ok:
-            return None
-        sign = ("≥" if self.direction == "higher" else "≤") if self.bound else ""
-        return Figure(self.value, self.provenance, sign)
+        return Figure(self.value, self.provenance, self.sign) if self.ok else None
 
     def cell(self, metric: metrics.Metric) -> str:
         """The figure as a table cell or card: "1.7M", "≥ 1.7M", or the reason in a few words."""
         if not self.ok:
             return self.reason
-        sign = ("≥ " if self.direction == "higher" else "≤ ") if self.bound else ""
-        return sign + metric.format(self.value)
+        return f"{self.sign} {metric.format(self.value)}".strip()
 
     def short(self, metric: metrics.Metric) -> str:
         """The figure as a headline value, which must fit a card: the cell, or "no figure"."""
@@ -266,26 +269,43 @@ def resolve(inputs: Inputs, hw: str, name: str, target: float, pct: str,
             return Answer(hw, name, value=value, tput=float(row.tput), kind=DATA,
                           how="stricter", configs=(_config(row, q),),
                           provenance=str(row.provenance), direction=direction, x=float(row.x))
-    sim = _from_envelope(_envelope(pts, hw, True), inputs, hw, name, target, pct, direction,
-                         SIMULATED)
+    sim = projection(inputs, hw, name, target, pct, metric)
+    if sim.ok:
+        return sim
+    reason, fix, missing = _why_none(inputs, hw, name, target, pct, (False, True))
+    return Answer(hw, name, reason=reason, fix=fix, direction=direction, missing=missing)
+
+
+def projection(inputs: Inputs, hw: str, name: str, target: float, pct: str,
+               metric: metrics.Metric) -> Answer:
+    """What the projection (the simulated envelope) alone says at the target, by rules 1 and 2:
+    the resolver's rule 4, and the value the Explorer shows beside a data figure."""
+    sim = _from_envelope(_envelope(inputs.points, hw, True), inputs, hw, name, target, pct,
+                         metric.direction, SIMULATED)
     if sim is not None:
         return sim
-    reason, fix = _why_none(inputs, hw, name, target, pct)
-    return Answer(hw, name, reason=reason, fix=fix, direction=direction)
+    reason, fix, missing = _why_none(inputs, hw, name, target, pct, (True,))
+    return Answer(hw, name, reason=reason, fix=fix, direction=metric.direction, missing=missing)
 
 
-def _why_none(inputs: Inputs, hw: str, name: str, target: float, pct: str) -> tuple[str, str]:
-    """Why no rule gave a figure, true of everything drawn for the hardware, and the fix."""
+def _why_none(inputs: Inputs, hw: str, name: str, target: float, pct: str,
+              kinds: tuple[bool, ...]) -> tuple[str, str, str]:
+    """Why no rule gave a figure, true of every curve of `kinds` (simulated or not) drawn for
+    the hardware, the fix, and whether the target is out of reach or there is no figure."""
     t = f"{format_number(target)} tok/s/user"
     p = pct_label(pct)
     pts, refs = inputs.points, inputs.references
     curves = [(k, e) for k, e in (("data", _envelope(pts, hw, False)),
-                                  ("simulated curve", _envelope(pts, hw, True))) if not e.empty]
+                                  ("simulated curve", _envelope(pts, hw, True)))
+              if (k != "data") in kinds and not e.empty]
     if curves:
         tops = "; ".join(f"{k} {'top' if k == 'data' else 'tops'} out at "
                          f"{metrics.format_value(float(e.x.max()))} tok/s/user" for k, e in curves)
         return (f"{name} cannot reach {t} ({tops})",
-                "lower the target" + ("" if pct == "mean" else " or choose another statistic"))
+                "lower the target" + ("" if pct == "mean" else " or choose another statistic"),
+                "not_reachable")
+    if kinds == (True,):
+        return f"no {p} simulation of {name}", "", "no_data"
     has_refs = not refs.empty and (refs.hardware == hw).any()
     others = sorted((q for q, n in inputs.per_statistic.items() if n and q != pct),
                     key=lambda q: -inputs.per_statistic[q])
@@ -299,29 +319,32 @@ def _why_none(inputs: Inputs, hw: str, name: str, target: float, pct: str) -> tu
     else:
         fix = "import a benchmark file of it for this model and workload (the Data page)"
     if has_refs:
-        return f"{name} has no figure with a {p} interactivity (only figures without one)", fix
+        return (f"{name} has no figure with a {p} interactivity (only figures without one)", fix,
+                "no_data")
     return (f"no {p} figure of {name}" + (" under these filters" if inputs.filtered else ""),
-            fix)
+            fix, "no_data")
 
 
 def peak_of(inputs: Inputs, hw: str) -> Peak:
     """The hardware's one peak: its data's highest figure (curve or reference line) where it has
     data, else its projection's; the metric's best at peak throughput."""
-    for simulated in (False, True):
-        frames = [df[(df.hardware == hw) & (df.simulated == simulated)].assign(unstated=u)
-                  for df, u in ((inputs.points, False), (inputs.references, True)) if not df.empty]
-        frames = [f for f in frames if not f.empty]
-        if not frames:
-            continue
-        marks = pd.concat(frames, ignore_index=True)
-        marks = marks[marks.y.notna()]
-        if marks.empty:
-            continue
-        top = marks.loc[marks.tput.idxmax()]
-        return Peak(float(top.y), str(top.provenance)
-                    + (" (interactivity not stated)" if top.unstated else ""),
-                    str(top.get("source_text", "")))
-    return Peak(None)
+    data = peak_of_kind(inputs, hw, simulated=False)
+    return data if data.value is not None else peak_of_kind(inputs, hw, simulated=True)
+
+
+def peak_of_kind(inputs: Inputs, hw: str, simulated: bool) -> Peak:
+    """The highest figure of one kind (simulated or not) drawn for the hardware."""
+    frames = [df[(df.hardware == hw) & (df.simulated == simulated)].assign(unstated=u)
+              for df, u in ((inputs.points, False), (inputs.references, True)) if not df.empty]
+    frames = [f for f in frames if not f.empty]
+    marks = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    marks = marks[marks.y.notna()] if not marks.empty else marks
+    if marks.empty:
+        return Peak(None)
+    top = marks.loc[marks.tput.idxmax()]
+    return Peak(float(top.y), str(top.provenance)
+                + (" (interactivity not stated)" if top.unstated else ""),
+                str(top.get("source_text", "")))
 
 
 def multiple_at_target(a: Answer, b: Answer, target: float) -> Multiple:

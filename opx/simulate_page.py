@@ -19,7 +19,7 @@ from models.simulate_view import SimulateState
 from opx import anchoring, metrics
 from opx.explorer import ExplorerView, explore
 from opx.links import simulate_question
-from opx.resolve import Inputs, resolve
+from opx.resolve import Inputs, projection as project
 
 DATA_SOURCES = ("measured", "published", "preview", "derived", "interpolated")
 
@@ -57,9 +57,7 @@ class SimulateView:
         summary = self.view.summaries[0]
         p = self.projection
         return {"hardware": [answer_json(summary, s.target)],
-                "projection": {"hardware": s.hw, "at_target": p.value, "how": p.how,
-                               "reason": p.reason,
-                               "configurations": [c.as_json() for c in p.configs],
+                "projection": {"hardware": s.hw, "at_target": p.value, **p.as_json(s.target),
                                "anchored": bool(self.fit is not None and self.fit.anchored),
                                "anchors": list(s.anchor)},
                 "knobs": s.model_dump(mode="json"),
@@ -86,7 +84,7 @@ def simulate_view(db: Path, s: SimulateState, catalog: Catalog) -> SimulateView:
     view = explore(db, simulate_question(s), catalog)
     rows = anchoring.envelope_rows(fit, result, s.pct, "total")
     name = catalog.hardware_name(s.hw)
-    projection = resolve(Inputs(rows, pd.DataFrame()), s.hw, name, s.target, s.pct,
+    projection = project(Inputs(rows, pd.DataFrame()), s.hw, name, s.target, s.pct,
                          metrics.y_metric("total"))
     return SimulateView(s, result, fit, measured, view, projection, notes)
 
