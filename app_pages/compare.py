@@ -67,8 +67,8 @@ if metric.direction == "lower":
     st.caption(f"{metric.label} is better lower: a multiple below 1× means {escape_md(side_a.name)} "
                "is cheaper or uses less energy.")
 
-if not (state.ra and state.rb) and view.empty_reason():
-    st.info(escape_md(view.empty_reason()))
+if not (state.ra and state.rb) and (empty := view.empty_reason()):
+    st.info(escape_md(empty))
 elif not (state.ra and state.rb):
     st.altair_chart(explorer_chart(view, catalog, link=share.share_link("/compare", state)),
                     key="compare_chart", theme=None)

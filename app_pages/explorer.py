@@ -61,8 +61,8 @@ if base and others:
 
 if not state.hw:
     st.info("Choose at least one hardware in the sidebar.")
-elif view.empty_reason():
-    st.info(escape_md(view.empty_reason()))
+elif empty := view.empty_reason():
+    st.info(escape_md(empty))
 else:
     st.altair_chart(explorer_chart(view, catalog, link=share.share_link("/", state)),
                     key="explorer_chart", theme=None)

@@ -220,7 +220,7 @@ def envelope_rows(fit: A.AnchorFit | None, result, pct: str, y_base: str) -> pd.
     return pd.DataFrame({
         "hardware": result.hardware, "simulated": True, "on_envelope": True,
         "x": env[f"interactivity_{pct}"].to_numpy(float), "y": y, "tput": y,
-        "run_id": "simulation", "label": "simulated" + (", anchored" if fit is not None else ""),
+        "run_id": "simulation", "label": "simulated" + (", anchored" if fit is not None and fit.anchored else ""),
         "provenance": "simulated", "gpus_total": int(result.parameters.get("gpus", 0) or 0)
         if isinstance(result.parameters, dict) else 0,
         "concurrency": env.concurrency.to_numpy(float), "deployment": list(env.layout)})

@@ -14,6 +14,7 @@ from models import Catalog, PROVENANCES, pct_label
 from models.view import format_number
 from opx import metrics
 from opx.explorer import ExplorerView
+from opx.frontier import SIMULATED
 from opx.links import absolute_link
 
 # One marker shape per provenance, fixed so the legend reads the same on every chart.
@@ -234,11 +235,10 @@ def _explorer_layers(view: ExplorerView, catalog: Catalog, link: str = "",
         hit_df = pd.DataFrame({"hardware_name": [h[0] for h in hits], "x": state.target,
                                "y": [a.value for _, a in hits],
                                "value": [a.cell(y_metric) for _, a in hits],
-                               "value_text": [("≥ " if a.bound else "")
-                                              + y_metric.format(a.value, unit=True, digits=4)
-                                              for _, a in hits],
-                               "how": [how.get(a.how, a.how) + (" (projection)" if a.kind ==
-                                                                "simulated" else "")
+                               "value_text": [f"{a.sign} {y_metric.format(a.value, unit=True, digits=4)}"
+                                              .strip() for _, a in hits],
+                               "how": [how.get(a.how, a.how)
+                                       + (" (projection)" if a.kind == SIMULATED else "")
                                        for _, a in hits]})
         hit_df["label_y"] = _stagger(list(hit_df.y), y_top, HEIGHT)
         layers.append(alt.Chart(hit_df).mark_point(size=260, shape="circle", filled=False,

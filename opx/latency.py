@@ -19,7 +19,7 @@ from models import Catalog, ViewState, pct_label
 from models.view import format_number
 from opx import metrics, queries, store
 from opx.explorer import ExplorerView, _deployment_label, explore, filters_for
-from opx.frontier import value_at
+from opx.frontier import SIMULATED, value_at
 from opx.resolve import own_label
 
 MAX_RUNS = 12             # runs drawn at most: a legend a reader can follow
@@ -57,7 +57,7 @@ def behind_answers(view: ExplorerView) -> dict[str, str]:
                 "at_least": "its point meets the target (an at-least figure)",
                 "stricter": "its point meets the target at a stricter statistic"}.get(a.how, "")
         for c in a.configs:
-            out.setdefault(c.run_id, word + (" (projection)" if a.kind == "simulated" else ""))
+            out.setdefault(c.run_id, word + (" (projection)" if a.kind == SIMULATED else ""))
     return out
 
 
@@ -292,7 +292,7 @@ def answers_table(view: LatencyView) -> pd.DataFrame:
     rows = []
     for s in view.answers:
         a = s.answer
-        c = max(a.configs, key=lambda c: c.x) if a.configs else None
+        c = a.meeting
         rows.append({
             "Hardware": s.name,
             f"At {format_number(view.state.target)} tok/s/user ({y.unit})": a.cell(y),

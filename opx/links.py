@@ -29,7 +29,7 @@ class Link:
     state: ViewState
     notices: list[str] = field(default_factory=list)
     # /simulate has a state of its own (models.simulate_view.SimulateState); `state` is then the
-    # Explorer's question for the simulated system (opx.simulate_page.view_state)
+    # Explorer's question for the simulated system (`simulate_question`)
     sim: object | None = None
 
     @property

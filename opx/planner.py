@@ -142,9 +142,8 @@ def explorer_state(state: ViewState) -> ViewState:
 
 
 def deployed(answer: Answer) -> Config:
-    """The configuration a plan deploys for an answer: the point that meets the target (of two
-    interpolated points, the faster one)."""
-    return max(answer.configs, key=lambda c: c.x)
+    """The configuration a plan deploys for an answer (`Answer.meeting`)."""
+    return answer.meeting
 
 
 def plan(db: Path, state: ViewState, catalog: Catalog) -> Plan:

@@ -82,15 +82,18 @@ RUN_FIELDS = ("r.id AS run_id, r.hardware, r.framework, r.framework_version, r.p
               "r.mtp, r.provenance, r.source, r.source_url, r.date, r.label, r.notes")
 
 
-def _base_cte(f: Filters) -> str:
+# Per statistic, the point's interactivity: only the coverage query reads them (so the chart's
+# marks do not carry four more columns to the browser).
+STATISTIC_COLUMNS = ", ".join(f"m.interactivity_{q} AS m_{q}" for q in ("mean", "p50", "p90", "p99"))
+
+
+def _base_cte(f: Filters, extra: str = "") -> str:
     x_col = metrics.interactivity(f.pct).column
     y_col = metrics.y_metric(f.y).column
     return f"""
     base AS (
         SELECT {RUN_FIELDS}, m.seq, m.concurrency, m.request_rate,
-               m.{x_col} AS x, m.{y_col} AS y, m.ttft_{f.pct}_s AS ttft,
-               m.interactivity_mean AS m_mean, m.interactivity_p50 AS m_p50,
-               m.interactivity_p90 AS m_p90, m.interactivity_p99 AS m_p99,
+               m.{x_col} AS x, m.{y_col} AS y, m.ttft_{f.pct}_s AS ttft, {extra}
                (m.tpot_mean_s IS NULL AND m.tpot_p50_s IS NULL AND m.tpot_p90_s IS NULL
                     AND m.tpot_p99_s IS NULL)
                    AS interactivity_unstated,
@@ -171,7 +174,7 @@ def coverage(con: duckdb.DuckDBPyConnection, f: Filters) -> pd.DataFrame:
     if not f.hardware:
         return pd.DataFrame()
     sql = f"""
-    WITH {_base_cte(f)}
+    WITH {_base_cte(f, STATISTIC_COLUMNS + ",")}
     SELECT hardware, count(DISTINCT run_id) AS runs, count(*) AS points,
            count(*) FILTER (WHERE x IS NOT NULL AND y IS NOT NULL) AS drawable,
            count(*) FILTER (WHERE x IS NULL AND NOT interactivity_unstated AND NOT simulated)

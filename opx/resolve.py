@@ -125,6 +125,12 @@ class Answer:
         return "at least" if self.direction == "higher" else "at most"
 
     @property
+    def meeting(self) -> "Config | None":
+        """The configuration behind the figure that meets the target (of two interpolated
+        points, the faster one): what a plan deploys and Latency details."""
+        return max(self.configs, key=lambda c: c.x) if self.configs else None
+
+    @property
     def sign(self) -> str:
         """"≥" (or "≤" for a lower-is-better metric) before a bound, else nothing."""
         return ("≥" if self.direction == "higher" else "≤") if self.bound else ""

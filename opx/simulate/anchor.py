@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import least_squares
 
+from models.simulate_view import SIM_PERCENTILES
 from opx.frontier import pareto_mask_numpy
 
 # name: (efficiency factors it multiplies, low, high, what it stands for)
@@ -54,7 +55,7 @@ SIGMA = {"measured": 0.10, "published": 0.10, "preview": 0.15, "derived": 0.20,
 # an anchor above the envelope's reach: the residual keeps falling this steeply per log unit of
 # missing interactivity, so the fit is pushed to reach it
 REACH_SLOPE = 2.0
-SIM_PCTS = ("p50", "p90")
+SIM_PCTS = SIM_PERCENTILES        # the statistics the simulator gives (one list)
 # the statistics an anchor may state, and the simulated envelope each is compared with: the
 # model's P50 is calibrated on InferenceX's mean TPOTs, so a mean anchors against the P50
 ANCHOR_PCTS = {"p50": "p50", "mean": "p50", "p90": "p90"}

@@ -76,3 +76,11 @@ def test_any_query_parses_without_an_exception(params):
     state, notices = ViewState.from_query(params)
     assert isinstance(state, ViewState)
     assert all(isinstance(n, str) for n in notices)
+
+
+def test_the_link_limits_are_streamlits():
+    """The notice for a link too long to read quotes the limits Streamlit applies."""
+    from streamlit.runtime.state import query_params as qp
+    from models.view import LINK_MAX_KIB, LINK_MAX_VALUES
+    assert LINK_MAX_VALUES == qp.CLIENT_STATE_QUERY_STRING_MAX_FIELDS
+    assert LINK_MAX_KIB * 1024 == qp.CLIENT_STATE_QUERY_STRING_MAX_LENGTH
