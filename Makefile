@@ -17,7 +17,8 @@ $(VENV)/.dev-installed: $(VENV)/.app-installed requirements-dev.txt
 	$(PY) -m pip install --quiet -r requirements-dev.txt
 	touch $@
 
-$(DB): | $(VENV)/.app-installed
+# (re-run when a migration is newer than the database: `db init` upgrades it in place)
+$(DB): $(wildcard opx/migrations/*.sql) | $(VENV)/.app-installed
 	$(PY) -m opx db init --db $(DB)
 
 db: $(VENV)/.app-installed

@@ -1,12 +1,15 @@
 """Anchored simulated curves for a view: each hardware's simulated envelope refitted to the same
-system's non-simulated points under the view's filters (opx/simulate/anchor.py), computed on the
-fly from the stored simulated runs' parameters and cached in the process. No Streamlit.
+system's non-simulated points under the view's filters (opx/simulate/anchor.py), from the stored
+simulated runs' parameters. A fit is made once for its inputs and stored in the database
+(`fitted`, `opx.stored_fits`); `opx.precompute` makes the default views' fits when the data
+changes. No Streamlit.
 
-`anchor_view` replaces the simulated envelope rows of the chart points by the anchored envelope
+`fits_for` finds or makes each hardware's fit; `anchor_view` replaces the simulated envelope rows of the chart points by the anchored envelope
 (with `band_lo` / `band_hi`) and says, per hardware, whether it is anchored, to what, and with
 which residuals; `unanchored=1` in the link keeps the stored curves."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 from dataclasses import dataclass, field
@@ -17,8 +20,9 @@ import pandas as pd
 from opx.simulate import anchor as A
 
 CACHE_SIZE = 64
-_CACHE: dict[tuple, A.AnchorFit] = {}
+_CACHE: dict[str, A.AnchorFit] = {}
 _LOCK = threading.Lock()
+_SAVING: list[threading.Thread] = []
 
 
 @dataclass(frozen=True)
@@ -41,46 +45,121 @@ class Anchoring:
 
 
 def fitted(hardware: str, model: str, workload: str, gpus: int | None, knobs, catalog,
-           anchors: list[A.Anchor]) -> A.AnchorFit:
-    """`anchor.fit`, cached on the system, the knobs and the anchors."""
-    key = (hardware, model, workload, gpus, json.dumps(knobs.__dict__, sort_keys=True, default=str),
-           tuple(anchors))
+           anchors: list[A.Anchor], db=None) -> A.AnchorFit:
+    """`anchor.fit`, made once for its inputs: from this process's cache, else from the database
+    (`opx.stored_fits`, where `opx.precompute` puts the default views' fits when the data
+    changes), else made now and stored there for every process (in the background, unless the
+    dashboard is read-only). The fit's residuals are of the anchors given."""
+    from opx import stored_fits
+    key = stored_fits.key(hardware, model, workload, gpus, knobs, catalog, anchors)
     with _LOCK:
         hit = _CACHE.get(key)
-    if hit is not None:
-        return hit
-    result = A.fit(hardware, model, workload, gpus, knobs, catalog, anchors)
+    made = False
+    if hit is None and db is not None:
+        hit = _load(db, key)
+    if hit is None:
+        hit = A.fit(hardware, model, workload, gpus, knobs, catalog, anchors)
+        made = True
     with _LOCK:
         if len(_CACHE) >= CACHE_SIZE:
             _CACHE.pop(next(iter(_CACHE)))
-        _CACHE[key] = result
-    return result
+        _CACHE[key] = hit
+    if made and db is not None:
+        _save_later(db, key, hit)
+    return _with_anchors(hit, anchors)
 
 
-def anchor_view(pts: pd.DataFrame, anchor_points: pd.DataFrame, sim_params: pd.DataFrame,
-                state, catalog, y_base: str) -> tuple[pd.DataFrame, dict[str, Anchoring]]:
-    """The chart points with each hardware's simulated envelope anchored, and per hardware what
-    was done. `y_base` is the throughput kind of the view's metric (`total`, `output`, `input`)."""
+def _with_anchors(f: A.AnchorFit, anchors: list[A.Anchor]) -> A.AnchorFit:
+    """A fit with the residuals of these anchors (the same fitted ones as the fit's, maybe other
+    unfitted ones): computed from the fit's projection, which they do not change."""
+    if f.anchors == anchors:
+        return f
+    out = dataclasses.replace(f, anchors=list(anchors),
+                              residuals=A.residuals_of(anchors, f.result),
+                              result=dataclasses.replace(f.result))
+    out.result.anchor = out.summary()
+    return out
+
+
+def _load(db, key: str) -> A.AnchorFit | None:
+    from opx import store, stored_fits
+    from opx.errors import StoreError
+    try:
+        with store.reading(db) as con:
+            return stored_fits.load(con, key)
+    except StoreError:
+        return None
+
+
+def _save_later(db, key: str, f: A.AnchorFit) -> None:
+    from opx import settings
+    if settings.read_only():
+        return
+    t = threading.Thread(target=save, args=(db, key, f), daemon=True, name="opx-save-fit")
+    with _LOCK:
+        _SAVING[:] = [s for s in _SAVING if s.is_alive()] + [t]
+    t.start()
+
+
+def save(db, key: str, f: A.AnchorFit) -> bool:
+    """Store a fit for every process; False when the database cannot take it now (busy, a
+    Parquet dataset, read-only files): the fit is then made again by the next process."""
+    from opx import store, stored_fits
+    from opx.errors import StoreError
+    try:
+        payload = stored_fits.encode(f)
+        with store.writing(db) as con:
+            stored_fits.save(con, key, f.hardware, f.model, f.workload, payload)
+        return True
+    except (StoreError, OSError):
+        return False
+
+
+def wait_for_saves(timeout: float = 60.0) -> None:
+    """Wait until the fits being stored in the background are stored (tests, the CLI)."""
+    with _LOCK:
+        pending = list(_SAVING)
+    for t in pending:
+        t.join(timeout)
+
+
+def fits_for(db, state, anchor_points: pd.DataFrame, sim_params: pd.DataFrame,
+             catalog) -> dict[str, A.AnchorFit | str]:
+    """Per hardware of the view with a stored simulated run: its anchored fit, or why its curve
+    stays unanchored (a sentence)."""
+    out: dict[str, A.AnchorFit | str] = {}
+    with_params = set(sim_params.hardware) if not sim_params.empty else set()
+    for hw in state.hw:
+        if hw not in with_params:
+            continue
+        inputs = fit_inputs(state, hw, anchor_points, sim_params)
+        if isinstance(inputs, str):
+            out[hw] = inputs
+            continue
+        anchors, knobs, budget = inputs
+        try:
+            out[hw] = fitted(hw, state.model, state.workload, budget, knobs, catalog, anchors, db)
+        except ValueError as exc:
+            out[hw] = f"unanchored: {exc}"
+    return out
+
+
+def anchor_view(pts: pd.DataFrame, fits: dict[str, A.AnchorFit | str], state,
+                y_base: str) -> tuple[pd.DataFrame, dict[str, Anchoring]]:
+    """The chart points with each hardware's simulated envelope anchored (`fits`, from
+    `fits_for`), and per hardware what was done. `y_base` is the throughput kind of the view's
+    metric (`total`, `output`, `input`)."""
     out: dict[str, Anchoring] = {}
     if pts.empty or "simulated" not in pts:
         return pts, out
-    pct = state.pct
-    jobs: dict[str, tuple] = {}
+    frames = [pts]
     for hw in state.hw:
         sim_rows = pts[(pts.hardware == hw) & pts.simulated.astype(bool)]
-        if sim_rows.empty:
+        if sim_rows.empty or hw not in fits:
             continue
-        why = _not_anchored(state, hw, anchor_points, sim_params)
-        if isinstance(why, str):
-            out[hw] = Anchoring(hw, False, why)
-        else:
-            jobs[hw] = (sim_rows.iloc[0], *why)
-    frames = [pts]
-    for hw, (template, anchors, knobs, budget) in jobs.items():
-        try:
-            f = fitted(hw, state.model, state.workload, budget, knobs, catalog, anchors)
-        except ValueError as exc:
-            out[hw] = Anchoring(hw, False, f"unanchored: {exc}")
+        f = fits[hw]
+        if isinstance(f, str):
+            out[hw] = Anchoring(hw, False, f)
             continue
         summary = f.summary()
         used = [r for r in summary["anchors"] if r["fitted"]]
@@ -89,14 +168,14 @@ def anchor_view(pts: pd.DataFrame, anchor_points: pd.DataFrame, sim_params: pd.D
                 + "; band from the fit's parameter covariance")
         out[hw] = Anchoring(hw, True, text, summary, summary["anchors"])
         frames = [fr[~((fr.hardware == hw) & fr.simulated.astype(bool))] for fr in frames]
-        frames.append(_rows(f, template, pct, y_base))
+        frames.append(_rows(f, sim_rows.iloc[0], state.pct, y_base))
     if len(frames) == 1:
         return pts, out
     merged = pd.concat([fr for fr in frames if not fr.empty], ignore_index=True)
     return merged.sort_values(["hardware", "x"]).reset_index(drop=True), out
 
 
-def _not_anchored(state, hw: str, anchor_points: pd.DataFrame, sim_params: pd.DataFrame):
+def fit_inputs(state, hw: str, anchor_points: pd.DataFrame, sim_params: pd.DataFrame):
     """Why a hardware's simulated curve stays unanchored (a sentence), or what its fit needs
     (anchors, knobs, GPU budget)."""
     if state.unanchored:
@@ -204,7 +283,7 @@ def simulate_anchored(db, state, catalog) -> tuple[A.AnchorFit, list[str]]:
                for rid, why in problems.items()]
     pts = pts[~pts.run_id.isin(list(problems))] if not pts.empty else pts
     return fitted(hw, model, wl, state.gpus or None, knobs_of(state), catalog,
-                  A.anchors_from_points(pts, prefer=state.pct)), notices
+                  A.anchors_from_points(pts, prefer=state.pct), db), notices
 
 
 def envelope_rows(fit: A.AnchorFit | None, result, pct: str, y_base: str) -> pd.DataFrame:

@@ -207,6 +207,8 @@ def cmd_ingest(args) -> int:
         print(f"error: {printable(exc)}", file=sys.stderr)
     good = len(results) - len(failed)
     not_stored = sum(r.store_error is not None for r in results)
+    if not args.dry_run and any(r.ok and (r.runs_added or r.points_added) for r in results):
+        _precompute(path)
     print(f"{good} file(s) imported{' (dry run: nothing written)' if args.dry_run else ''}, "
           f"{len(failed) - not_stored} refused"
           f"{f', {not_stored} not stored (the database could not be written)' if not_stored else ''}"
@@ -527,6 +529,7 @@ def cmd_simulate(args) -> int:
             outcome = store.write_runs(con, result.to_runs())
         print(f"saved: {outcome.runs_added} run(s), {outcome.points_added} point(s) added to {shown(path)}",
               file=sys.stderr if args.format == "json" else sys.stdout)
+        _precompute(path)
     return 0
 
 
@@ -598,7 +601,9 @@ def cmd_db_init(args) -> int:
         print(f"note: {printable(note)}")
     print(f"{shown(path)}: schema version {store.SCHEMA_VERSION}; built-in data: "
           f"{result.runs_added} run(s) and {result.points_added} point(s) added, "
-          f"{result.runs_unchanged} already stored; {total_runs} run(s), {total_points} point(s) in all")
+          f"{result.runs_unchanged} already stored; {total_runs} run(s), {total_points} point(s) in all",
+          flush=True)
+    _precompute(path)
     return 0
 
 
@@ -629,7 +634,15 @@ def cmd_runs_delete(args) -> int:
     if not deleted:
         raise _ArgError(args.id, "no run with this id")
     print(f"deleted run {args.id}")
+    _precompute(path)
     return 0
+
+
+def _precompute(path: Path) -> None:
+    """The work that depends only on the data, done now that it changed (opx.precompute), with
+    a line on stderr per step."""
+    from opx import precompute
+    precompute.refresh(path, say=lambda line: print(line, file=sys.stderr, flush=True))
 
 
 def main(argv: list[str] | None = None) -> int:

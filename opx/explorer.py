@@ -15,7 +15,7 @@ import pandas as pd
 from models import Catalog, Deployment, ViewState, pct_label
 from models.view import RUN_FILTER_FIELDS, format_number
 from opx import metrics, queries, store
-from opx.anchoring import anchor_view
+from opx.anchoring import anchor_view, fits_for
 from opx.economics import economics_for
 from opx.frontier import DATA, SIMULATED, Kind, Multiple, ValueAt
 from opx import resolve as resolver
@@ -210,10 +210,12 @@ class ExplorerData:
     # envelope points at each stricter percentile (`STRICTER`), read only when no figure at the
     # chosen percentile has a value at the target
     stricter: dict[str, pd.DataFrame] = field(default_factory=dict)
-    # what anchored simulated curves need (opx/anchoring.py): the non-simulated points of every
-    # percentile, and each hardware's stored simulation parameters
+    # what anchored simulated curves need (opx/anchoring.py): the points a fit uses of each
+    # hardware with a simulated curve, and their stored simulation parameters
     anchors: pd.DataFrame = field(default_factory=pd.DataFrame)
     sim_params: pd.DataFrame = field(default_factory=pd.DataFrame)
+    # each hardware's anchored simulated curve (the fit, or why none): set by `explore`
+    fits: dict = field(default_factory=dict)
 
 
 def query_key(state: ViewState) -> ViewState:
@@ -222,12 +224,18 @@ def query_key(state: ViewState) -> ViewState:
     return ViewState(model=state.model, workload=state.workload, hw=state.hw, pct=state.pct,
                      y=metrics.y_metric(state.y).base or state.y, source=state.source,
                      runs=state.runs, points=state.points, conc=state.conc,
-                     target=d.target, **{name: getattr(state, name) for name in RUN_FILTER_FIELDS})
+                     unanchored=state.unanchored, target=d.target,
+                     **{name: getattr(state, name) for name in RUN_FILTER_FIELDS})
 
 
 def fetch(db: Path, state: ViewState) -> ExplorerData:
     f = filters_for(state)
     with store.reading(db) as con:
+        sim_params = queries.simulated_parameters(con, f)
+        # anchors only for the hardware with a simulated curve, and only the points a fit uses
+        anchors = (queries.anchor_points(con, dataclasses.replace(
+            f, hardware=tuple(sim_params.hardware)), fitting=state.pct)
+            if not sim_params.empty and not state.unanchored else pd.DataFrame())
         return ExplorerData(
             points=queries.chart_points(con, f, run_curves=state.runs, other_points=state.points),
             references=queries.reference_marks(con, f),
@@ -236,8 +244,7 @@ def fetch(db: Path, state: ViewState) -> ExplorerData:
                   else pd.DataFrame()),
             stricter={p: queries.chart_points(con, dataclasses.replace(f, pct=p))
                       for p in STRICTER[state.pct]},
-            anchors=queries.anchor_points(con, f),
-            sim_params=queries.simulated_parameters(con, f))
+            anchors=anchors, sim_params=sim_params)
 
 
 FETCH_CACHE_SIZE = 256
@@ -258,6 +265,10 @@ def fetch_cached(db: Path, state: ViewState) -> ExplorerData:
 def explore(db: Path, state: ViewState, catalog: Catalog,
             fetched: ExplorerData | None = None) -> ExplorerView:
     data = fetched if fetched is not None else fetch_cached(db, state)
+    # the fits come from this process's cache or the database (opx.anchoring.fitted): a fit is
+    # made at view time only for inputs nobody has fitted before
+    data = dataclasses.replace(data, fits=fits_for(db, state, data.anchors, data.sim_params,
+                                                   catalog))
     return compute(data, state, catalog)
 
 
@@ -265,8 +276,7 @@ def compute(data: ExplorerData, state: ViewState, catalog: Catalog) -> ExplorerV
     """The view from fetched data: values at the target, peaks, multiples, notes."""
     pts, refs, cover, near = data.points, data.references, data.coverage, data.near
     metric = metrics.y_metric(state.y)
-    pts, anchoring = anchor_view(pts, data.anchors, data.sim_params, state, catalog,
-                                 metric.base or state.y)
+    pts, anchoring = anchor_view(pts, data.fits, state, metric.base or state.y)
     pts = _decorate(pts, catalog)
     refs = _decorate(refs, catalog)
     econ = {hw: economics_for(catalog, state, hw) for hw in state.hw} if metric.derived else {}

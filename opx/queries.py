@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import duckdb
 import pandas as pd
 
-from opx import metrics
+from opx import envelopes, metrics
 from opx.frontier import frontier_flag_sql
 
 MAX_OTHER_POINTS = 2000     # sampled non-frontier points
@@ -76,6 +76,10 @@ class Filters:
     def params(self) -> dict:
         return self.run_filters().params()
 
+    def unfiltered(self) -> bool:
+        """No run filter and no provenance filter: the view takes every run of its hardware."""
+        return not self.sources and self.runs == RunFilters()
+
 
 RUN_FIELDS = ("r.id AS run_id, r.hardware, r.framework, r.framework_version, r.precision, r.tp, "
               "r.ep, r.dp_attention, r.disaggregated, r.gpus_prefill, r.gpus_decode, r.gpus_total, "
@@ -112,6 +116,8 @@ def chart_points(con: duckdb.DuckDBPyConnection, f: Filters, run_curves: bool = 
     points sampled down to `max_other`, so the browser gets a few thousand marks at most."""
     if not f.hardware:
         return pd.DataFrame()
+    if not (run_curves or other_points) and f.unfiltered() and envelopes.stored(con):
+        return _stored_envelope(con, f)
     sql = f"""
     WITH {_base_cte(f)},
     flagged AS (
@@ -140,6 +146,28 @@ def chart_points(con: duckdb.DuckDBPyConnection, f: Filters, run_curves: bool = 
     params = f.params() | {"run_curves": run_curves, "other_points": other_points,
                            "max_other": int(max_other), "max_run": int(max_run)}
     return con.execute(sql, params).df()
+
+
+def _stored_envelope(con: duckdb.DuckDBPyConnection, f: Filters) -> pd.DataFrame:
+    """`chart_points` of a view without run filters, from the envelopes stored on write
+    (opx/envelopes.py): the same rows, without sorting every stored point. An envelope point is
+    on its own run's frontier too."""
+    sql = f"""
+    WITH on_envelope AS (
+        SELECT run_id, seq FROM envelope_points
+        WHERE model = $model[1] AND workload = $workload[1] AND list_contains($hardware, hardware)
+          AND pct = $pct AND ybase = $ybase
+    ),
+    {_base_cte(f).replace("WHERE " + RunFilters.WHERE,
+                          "SEMI JOIN on_envelope e ON e.run_id = m.run_id AND e.seq = m.seq "
+                          "WHERE " + RunFilters.WHERE)}
+    -- (stored envelope points have both coordinates: a filter on them here would be pushed
+    -- below the join, to every stored point)
+    SELECT *, TRUE AS on_envelope, TRUE AS on_run_frontier, 'envelope' AS kind
+    FROM base ORDER BY hardware, x
+    """
+    return con.execute(sql, f.params() | {"pct": f.pct, "ybase": metrics.y_metric(f.y).base
+                                          or f.y}).df()
 
 
 def reference_marks(con: duckdb.DuckDBPyConnection, f: Filters) -> pd.DataFrame:
@@ -420,11 +448,18 @@ ANCHOR_COLUMNS = ("run_id", "hardware", "model", "workload", "provenance", "labe
 
 
 def anchor_points(con: duckdb.DuckDBPyConnection, f: Filters | None = None,
-                  run_ids: list[str] | None = None) -> pd.DataFrame:
+                  run_ids: list[str] | None = None, fitting: str | None = None) -> pd.DataFrame:
     """Points that can anchor a simulated projection (opx/simulate/anchor.py): every point of the
     given runs, or the non-simulated points under the filters (model, workload, hardware,
     provenance; every statistic), with the P50, mean and P90 interactivity and the total throughput
-    per GPU. Simulated runs' rows carry `meta` (their parameters), the others do not need it."""
+    per GPU. Simulated runs' rows carry `meta` (their parameters), the others do not need it.
+
+    `fitting` (a statistic the fit prefers): only the points `anchors_from_points(..., prefer=
+    fitting)` would fit, chosen by its rules in DuckDB (per hardware: the frontier of the points
+    at each anchoring statistic, the highest peak, the fastest single session), so a view's fit
+    reads a few rows however many points are stored."""
+    if fitting is not None and run_ids is None:
+        return _fitted_anchor_points(con, f, fitting)
     sel = ("r.id AS run_id, r.hardware, r.model, r.workload, r.provenance, r.label, m.concurrency, "
            "m.interactivity_p50, m.interactivity_mean, m.interactivity_p90, "
            "m.throughput_total_per_gpu, "
@@ -439,6 +474,61 @@ def anchor_points(con: duckdb.DuckDBPyConnection, f: Filters | None = None,
            f"WHERE {RunFilters.WHERE} AND r.provenance <> 'simulated' "
            "ORDER BY r.hardware, r.id, m.seq")
     return con.execute(sql, f.params()).df()
+
+
+def _fitted_anchor_points(con: duckdb.DuckDBPyConnection, f: Filters | None,
+                          prefer: str) -> pd.DataFrame:
+    from opx.simulate.anchor import ANCHOR_PCTS
+    if f is None or not f.hardware:
+        return pd.DataFrame(columns=list(ANCHOR_COLUMNS))
+    order = list(dict.fromkeys(([prefer] if prefer in ANCHOR_PCTS else []) + list(ANCHOR_PCTS)))
+
+    def usable(col: str) -> str:
+        return f"({col} IS NOT NULL AND isfinite({col}) AND {col} > 0)"
+    pct_case = " ".join(f"WHEN {usable(f'interactivity_{p}')} THEN '{p}'" for p in order)
+    x_case = " ".join(f"WHEN '{p}' THEN interactivity_{p}" for p in order)
+    sql = f"""
+    WITH pts AS (
+        SELECT r.id AS run_id, m.seq, r.hardware, r.model, r.workload, r.provenance, r.label,
+               m.concurrency, m.interactivity_p50, m.interactivity_mean, m.interactivity_p90,
+               m.throughput_total_per_gpu, CAST(NULL AS VARCHAR) AS meta,
+               CASE {pct_case} END AS apct,
+               {usable("m.throughput_total_per_gpu")} AS has_y
+        FROM point_metrics m JOIN runs r ON r.id = m.run_id
+        WHERE {RunFilters.WHERE} AND r.provenance <> 'simulated'
+    ),
+    xy AS (SELECT *, CASE apct {x_case} END AS ax, throughput_total_per_gpu AS ay FROM pts),
+    point_anchors AS (
+        SELECT * FROM xy WHERE has_y AND apct IS NOT NULL
+        QUALIFY {frontier_flag_sql('hardware, apct', x='ax', y='ay', tiebreak='run_id, seq')}
+    ),
+    peak AS (
+        SELECT * FROM xy WHERE has_y AND apct IS NULL
+        QUALIFY row_number() OVER (PARTITION BY hardware ORDER BY ay DESC, run_id, seq) = 1
+    ),
+    single AS (
+        SELECT * FROM xy WHERE NOT has_y AND apct IS NOT NULL
+          AND (concurrency IS NULL OR NOT isfinite(concurrency) OR concurrency <= 1)
+        QUALIFY row_number() OVER (PARTITION BY hardware ORDER BY ax DESC, run_id, seq) = 1
+    )
+    SELECT {", ".join(ANCHOR_COLUMNS)} FROM (
+        SELECT * FROM point_anchors UNION ALL SELECT * FROM peak UNION ALL SELECT * FROM single)
+    ORDER BY hardware, run_id, seq
+    """
+    return con.execute(sql, f.params()).df()
+
+
+def fit_groups(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str, str]]:
+    """(hardware, model, workload) of every system with a simulated run that records its
+    parameters and a non-simulated run to anchor it (the systems `opx.precompute` fits)."""
+    return [tuple(r) for r in con.execute("""
+        SELECT DISTINCT s.hardware, s.model, s.workload FROM runs s
+        WHERE s.provenance = 'simulated'
+          AND json_extract_string(s.meta, '$.parameters') IS NOT NULL
+          AND EXISTS (SELECT 1 FROM runs d WHERE d.provenance <> 'simulated'
+                      AND d.hardware = s.hardware AND d.model = s.model
+                      AND d.workload = s.workload)
+        ORDER BY 1, 2, 3""").fetchall()]
 
 
 def simulated_parameters(con: duckdb.DuckDBPyConnection, f: Filters) -> pd.DataFrame:

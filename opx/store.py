@@ -29,6 +29,7 @@ import duckdb
 import pyarrow as pa
 
 from models import Run
+from opx import envelopes
 from opx.errors import StoreError
 
 try:
@@ -57,6 +58,10 @@ def migrations() -> list[tuple[int, Path]]:
 
 
 SCHEMA_VERSION = max(v for v, _ in migrations())
+
+
+# What a migration computes from the stored data besides its SQL, in the same transaction.
+AFTER_MIGRATION = {4: envelopes.rebuild_all}
 
 
 # -- what went wrong, in words -------------------------------------------------------------------
@@ -334,6 +339,8 @@ def writing(path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
                         con.execute("CREATE TABLE IF NOT EXISTS schema_migrations "
                                     "(version INTEGER PRIMARY KEY, applied_at TIMESTAMP NOT NULL)")
                     con.execute(sql_file.read_text())
+                    if number in AFTER_MIGRATION:
+                        AFTER_MIGRATION[number](con)
                     con.execute("INSERT INTO schema_migrations VALUES (?, current_timestamp)",
                                 [number])
                     con.execute("COMMIT")
@@ -515,6 +522,7 @@ def write_runs(con: duckdb.DuckDBPyConnection, runs: Iterable[Run | RunRows]) ->
             _insert(con, "runs", RUN_COLUMNS, run_rows)
         if point_rows:
             _insert(con, "points", POINT_COLUMNS, point_rows)
+            _fold_into_envelopes(con, point_rows)
         if run_rows or point_rows:
             con.execute("UPDATE data_version SET version = version + 1")
         con.execute("COMMIT")
@@ -522,6 +530,16 @@ def write_runs(con: duckdb.DuckDBPyConnection, runs: Iterable[Run | RunRows]) ->
         _rollback(con)
         raise
     return result
+
+
+def _fold_into_envelopes(con: duckdb.DuckDBPyConnection, point_rows: list[tuple]) -> None:
+    keys = pa.Table.from_pydict({"run_id": [r[0] for r in point_rows],
+                                 "seq": [r[1] for r in point_rows]})
+    con.register("new_point_keys", keys)
+    try:
+        envelopes.add_points(con, "new_point_keys")
+    finally:
+        con.unregister("new_point_keys")
 
 
 def _insert(con: duckdb.DuckDBPyConnection, table: str, columns: Sequence[str],
@@ -567,9 +585,11 @@ def delete_run(con: duckdb.DuckDBPyConnection, run_id: str) -> bool:
     con.execute("BEGIN TRANSACTION")
     try:
         n = con.execute("SELECT count(*) FROM runs WHERE id = ?", [run_id]).fetchone()[0]
+        groups = envelopes.groups_to_rebuild(con, run_id)
         con.execute("DELETE FROM points WHERE run_id = ?", [run_id])
         con.execute("DELETE FROM runs WHERE id = ?", [run_id])
-        if n:
+        if groups:
+            envelopes.rebuild_groups(con, groups)
             con.execute("UPDATE data_version SET version = version + 1")
         con.execute("COMMIT")
     except Exception:

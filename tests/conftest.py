@@ -48,6 +48,8 @@ def full_db(tmp_path_factory) -> Path:
     simulated, _ = builtin_simulations()
     with store.writing(path) as con:
         store.write_runs(con, builtin_runs() + simulated)
+    from opx import precompute
+    precompute.refresh(path)          # as `db init` does once its write is done
     return path
 
 

@@ -257,7 +257,7 @@ def fit(hardware: str, model: str, workload: str, gpus: int | None, knobs, catal
     if not used:
         _put_band(base, [])
         return _finish(AnchorFit(base.hardware, base.model, base.workload, {}, _param_table(
-            np.zeros(len(names)), None), anchors, _residuals(anchors, base), base,
+            np.zeros(len(names)), None), anchors, residuals_of(anchors, base), base,
             seconds=time.perf_counter() - t0, evaluations=1,
             band_method="none: nothing to anchor to, the unanchored projection",
             notes=["no anchor: the projection is unanchored"]))
@@ -321,7 +321,7 @@ def fit(hardware: str, model: str, workload: str, gpus: int | None, knobs, catal
                      f"(chi-square {chi2:.2g} on {n_a} anchors): the band is widened "
                      f"{np.sqrt(infl):.2g}x")
     return _finish(AnchorFit(full.hardware, full.model, full.workload, _scale_of(theta),
-                     _param_table(theta, cov), anchors, _residuals(anchors, full), full, chi2=chi2,
+                     _param_table(theta, cov), anchors, residuals_of(anchors, full), full, chi2=chi2,
                      seconds=time.perf_counter() - t0, evaluations=evals[0],
                      band_method=("parameter covariance (J'J)^-1 of the whitened fit"
                                   + (f", widened {np.sqrt(infl):.2g}x by the anchors' reduced "
@@ -346,7 +346,8 @@ def _param_table(theta: np.ndarray, cov) -> dict:
     return out
 
 
-def _residuals(anchors: list[Anchor], result) -> list[dict]:
+def residuals_of(anchors: list[Anchor], result) -> list[dict]:
+    """Each anchor's prediction by `result` and its residual (fitted or not)."""
     rows = []
     for a in anchors:
         pred, r = _predict(a, result)

@@ -99,29 +99,33 @@ class SimResult:
         envs = [e for e in (self.envelope, self.envelope_p90) if e is not None and not e.empty]
         env_all = (pd.concat(envs, ignore_index=True).drop_duplicates(["layout", "concurrency"])
                    if envs else self.envelope)
-        on_env = set(env_all.layout) if envelope_only else None
+        # points on the P50 or the P90 envelope, by layout (one grouping, not one scan a curve)
+        if envelope_only:
+            rows = env_all.sort_values("concurrency", kind="stable").to_dict("records")
+        else:
+            rows = (pd.concat([c.points.assign(layout=c.layout) for c in self.curves],
+                              ignore_index=True).to_dict("records") if self.curves else [])
+        by_layout: dict[str, list[dict]] = {}
+        for r in rows:
+            by_layout.setdefault(r["layout"], []).append(r)
+        validation = json.dumps(self.validation, sort_keys=True, default=str)
+        spread_json = json.dumps(self.parameters.get("spread", {}), sort_keys=True, default=str)
         runs = []
         for c in self.curves:
-            if on_env is not None and c.layout not in on_env:
-                continue
-            pts = c.points
-            if envelope_only:     # points on the P50 or the P90 envelope
-                pts = env_all[env_all.layout == c.layout].sort_values("concurrency")
             points = []
-            for r in pts.itertuples(index=False):
-                g = c.deployment["gpus_total"]
-                spread = {col: float(getattr(r, col)) for col in SPREAD_COLUMNS
-                          if np.isfinite(getattr(r, col))}
+            g = c.deployment["gpus_total"]
+            for r in by_layout.get(c.layout, ()):
+                spread = {col: float(r[col]) for col in SPREAD_COLUMNS if np.isfinite(r[col])}
                 points.append(Point(
-                    concurrency=float(r.concurrency), tpot_p50_s=float(r.tpot_p50_s),
-                    ttft_p50_s=float(r.ttft_p50_s), e2e_p50_s=float(r.e2e_p50_s), **spread,
-                    throughput_total_tok_s=float(r.throughput_total_per_gpu * g),
-                    throughput_output_tok_s=float(r.throughput_output_per_gpu * g),
-                    throughput_input_tok_s=float(r.throughput_input_per_gpu * g),
-                    note=(f"simulated; binding {r.binding}; step memory {r.t_mem_s * 1e3:.3g} ms, "
-                          f"compute {r.t_compute_s * 1e3:.3g} ms, communication "
-                          f"{r.t_comm_s * 1e3:.3g} ms, overhead {r.t_overhead_s * 1e3:.3g} ms"
-                          + _band_note(r))))
+                    concurrency=float(r["concurrency"]), tpot_p50_s=float(r["tpot_p50_s"]),
+                    ttft_p50_s=float(r["ttft_p50_s"]), e2e_p50_s=float(r["e2e_p50_s"]), **spread,
+                    throughput_total_tok_s=float(r["throughput_total_per_gpu"] * g),
+                    throughput_output_tok_s=float(r["throughput_output_per_gpu"] * g),
+                    throughput_input_tok_s=float(r["throughput_input_per_gpu"] * g),
+                    note=(f"simulated; binding {r['binding']}; step memory "
+                          f"{r['t_mem_s'] * 1e3:.3g} ms, compute {r['t_compute_s'] * 1e3:.3g} ms, "
+                          f"communication {r['t_comm_s'] * 1e3:.3g} ms, overhead "
+                          f"{r['t_overhead_s'] * 1e3:.3g} ms" + _band_note(r))))
             if not points:
                 continue
             params = dict(self.parameters, layout=c.layout, replicas=c.replicas)
@@ -143,17 +147,16 @@ class SimResult:
                        + self.parameters.get("percentiles", "") + " "
                        "Per-GPU figures divide by all GPUs (prefill + decode)."),
                 meta={"engine": ENGINE, "engine_version": ENGINE_VERSION,
-                      "spread": json.dumps(self.parameters.get("spread", {}), sort_keys=True,
-                                           default=str),
+                      "spread": spread_json,
                       "parameters": json.dumps(params, sort_keys=True, default=str),
-                      "validation": json.dumps(self.validation, sort_keys=True, default=str),
+                      "validation": validation,
                       "layout": c.layout, **extra},
                 points=tuple(points)))
         return runs
 
 
-def _band_note(r) -> str:
-    lo, hi = getattr(r, "band_lo", None), getattr(r, "band_hi", None)
+def _band_note(r: dict) -> str:
+    lo, hi = r.get("band_lo"), r.get("band_hi")
     if lo is None or hi is None or not (np.isfinite(lo) and np.isfinite(hi)):
         return ""
     return f"; anchored band {lo:,.0f} to {hi:,.0f} tok/s/GPU total"

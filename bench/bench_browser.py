@@ -1,0 +1,244 @@
+"""What a user feels in Chromium: opx's Explorer against a bare Streamlit page (bench/bare_page.py:
+the floor for any Streamlit page) served in the same run, as ratios.
+
+    .venv/bin/python bench/bench_browser.py [--db FILE] [--rounds N] [--actions K] [--json FILE]
+
+- **First view after the server starts**: each round starts both servers afresh (opx on a copy
+  of the database: `data/opx.duckdb`, or `--db`), then opens each page in a new browser context
+  and times navigation to a drawn page: the title, the chart and the script finished. The figure
+  is the median of opx's over the median of the bare page's.
+- **Interactions**: on one open page each, K of each action in turn (a typed target, a slider
+  step, a statistic, adding and removing a hardware, a page switch by the sidebar and back),
+  each timed from the input to the script finished and two animation frames drawn. The figure is
+  each action's median over the bare page's median rerun (its typed number and slider), and the
+  worst single action over the same.
+
+Debian's Chromium (`/usr/bin/chromium`) through Playwright; nothing here is a pass/fail test.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+from _common import ROOT, Figure, arg_int, emit, median
+
+CHROMIUM = Path("/usr/bin/chromium")
+FIRST_VIEW_TARGET = 2.0
+INTERACTION_TARGET = 1.5
+WORST_TARGET = 3.0
+
+# Records every change of Streamlit's script state with its time, so a rerun is timed from the
+# input to the state's return to "notRunning", however short the "running" spell was.
+WATCH = """() => {
+  const app = document.querySelector("[data-testid='stApp']");
+  window.__opxStates = [];
+  new MutationObserver(() => window.__opxStates.push(
+      [app.getAttribute("data-test-script-state"), performance.now()]))
+    .observe(app, {attributes: true, attributeFilter: ["data-test-script-state"]});
+}"""
+DONE_AFTER = """(t0) => {
+  const s = window.__opxStates || [];
+  const ran = s.findIndex(([st, t]) => st === "running" && t >= t0);
+  return ran >= 0 && s.slice(ran).some(([st]) => st === "notRunning");
+}"""
+FRAMES = "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def served(script: Path, env: dict):
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", str(script), "--server.headless", "true",
+         "--server.port", str(port), "--server.address", "127.0.0.1",
+         "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
+        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 90
+    while True:
+        try:
+            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
+                break
+        except OSError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            raise RuntimeError(f"{script.name} did not start")
+        time.sleep(0.1)
+    try:
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def _drawn(page, timeout: float = 120_000) -> None:
+    page.locator("[data-testid='stMain'] h1").first.wait_for(timeout=timeout)
+    page.locator("[data-testid='stVegaLiteChart'] canvas, [data-testid='stVegaLiteChart'] svg"
+                 ).first.wait_for(timeout=timeout)
+    page.locator("[data-testid='stApp'][data-test-script-state='notRunning']").wait_for(
+        state="attached", timeout=timeout)
+    page.evaluate(FRAMES)
+
+
+def first_view(browser, url: str) -> float:
+    context = browser.new_context(viewport={"width": 1500, "height": 1000})
+    page = context.new_page()
+    start = time.perf_counter()
+    page.goto(url)
+    _drawn(page)
+    seconds = time.perf_counter() - start
+    context.close()
+    return seconds
+
+
+def timed(page, act) -> float:
+    """Seconds from `act()` to the rerun it starts being finished and drawn."""
+    t0 = page.evaluate("performance.now()")
+    start = time.perf_counter()
+    act()
+    page.wait_for_function(DONE_AFTER, arg=t0, timeout=120_000, polling=20)
+    page.evaluate(FRAMES)
+    return time.perf_counter() - start
+
+
+def _typed(page, label: str, value: float):
+    box = page.get_by_label(label)
+    return lambda: (box.fill(f"{value:g}"), box.press("Enter"))
+
+
+def _slider_step(page):
+    def act():
+        handle = page.locator("[data-testid='stSlider'] [role='slider']").first
+        handle.focus()
+        handle.press("ArrowRight")
+    return act
+
+
+def _radio(page, text: str):
+    return lambda: page.locator("[data-testid='stSidebar'] label").filter(has_text=text).first.click()
+
+
+def _nav(page, title: str):
+    return lambda: page.locator("[data-testid='stSidebarNav'] a").filter(has_text=title).first.click()
+
+
+def _add_option(page, label: str, option: str):
+    def act():
+        page.get_by_label(label).first.click()
+        page.get_by_role("option", name=option).first.click()
+        page.keyboard.press("Escape")
+    return act
+
+
+def _remove_last(page):
+    def act():
+        page.locator("[data-testid='stSidebar'] [data-testid='stMultiSelect'] "
+                     "[role='button'][aria-label^='Remove']").last.click()
+    return act
+
+
+def interactions(browser, url: str, opx: bool, k: int) -> dict[str, list[float]]:
+    context = browser.new_context(viewport={"width": 1500, "height": 1000})
+    page = context.new_page()
+    page.goto(url)
+    _drawn(page)
+    page.evaluate(WATCH)
+    typed_label = "Typed target (tok/s/user)" if opx else "Typed target"
+    times: dict[str, list[float]] = {}
+
+    def run(name: str, act, after=None):
+        times.setdefault(name, []).append(timed(page, act))
+        if after:
+            after()
+
+    for i in range(k):
+        run("typed target", _typed(page, typed_label, 300 + 7 * i))
+        run("slider", _slider_step(page))
+        run("statistic", _radio(page, "P50" if opx else "p50"))
+        timed(page, _radio(page, "P90" if opx else "p90"))
+        if opx:
+            run("add a hardware", _add_option(page, "Hardware", "GB200 NVL72"))
+            run("remove a hardware", _remove_last(page))
+            run("page switch", _nav(page, "Compare"), after=lambda: (
+                timed(page, _nav(page, "Explorer")), _drawn(page)))
+        else:
+            run("add a hardware", _add_option(page, "Series", "c"))
+            run("remove a hardware", _remove_last(page))
+            run("page switch", _nav(page, "Other"), after=lambda: (
+                timed(page, _nav(page, "Explorer")), _drawn(page)))
+    context.close()
+    return times
+
+
+def main(argv: list[str]) -> list[Figure]:
+    if not CHROMIUM.exists():
+        return [Figure("browser", "(skipped)", None, detail=f"{CHROMIUM} is not installed "
+                       "(apt-get install chromium)")]
+    from playwright.sync_api import sync_playwright
+    rounds = arg_int(argv, "--rounds", 3)
+    k = arg_int(argv, "--actions", 5)
+    db = Path(argv[argv.index("--db") + 1]) if "--db" in argv else ROOT / "data" / "opx.duckdb"
+    if not db.exists():
+        raise RuntimeError(f"{db}: no database; run `python -m opx db init` first")
+    env = dict(os.environ, STREAMLIT_LOGGER_LEVEL="error")
+    env.pop("OPX_READ_ONLY", None)
+    env.pop("OPX_ADMIN_TOKEN", None)
+    bare_script = ROOT / "bench" / "bare_page.py"
+    firsts: dict[str, list[float]] = {"opx": [], "bare": []}
+    acts: dict[str, dict[str, list[float]]] = {}
+    with tempfile.TemporaryDirectory(prefix="opx-bench-browser-") as tmp, \
+            sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM),
+                                    args=["--no-sandbox", "--disable-dev-shm-usage"])
+        for r in range(rounds):
+            copy = Path(tmp) / f"round{r}.duckdb"
+            shutil.copy(db, copy)
+            for name, script, extra in (("bare", bare_script, {}),
+                                        ("opx", ROOT / "app.py", {"OPX_DB": str(copy)})):
+                with served(script, dict(env, **extra)) as url:
+                    firsts[name].append(first_view(browser, url))
+                    if r == 0:
+                        acts[name] = interactions(browser, url, name == "opx", k)
+        browser.close()
+    floor = median([t for name in ("typed target", "slider") for t in acts["bare"][name]])
+    first = median(firsts["opx"]) / median(firsts["bare"])
+    figures = [Figure("browser", "first Explorer view after a server start ÷ the bare page's",
+                      first, "x", f"<= {FIRST_VIEW_TARGET:g}", first <= FIRST_VIEW_TARGET,
+                      detail=f"opx {', '.join(f'{t:.2f}' for t in firsts['opx'])} s; bare "
+                             f"{', '.join(f'{t:.2f}' for t in firsts['bare'])} s; db {db.name}")]
+    worst = 0.0
+    for name, ts in acts["opx"].items():
+        ratio = median(ts) / floor
+        worst = max(worst, max(ts) / floor)
+        bare = acts["bare"].get(name, [])
+        figures.append(Figure("browser", f"{name}: opx median ÷ the bare page's median rerun",
+                              ratio, "x", f"<= {INTERACTION_TARGET:g}",
+                              ratio <= INTERACTION_TARGET,
+                              detail=f"opx median {median(ts):.3f} s, max {max(ts):.3f} s; bare "
+                                     f"rerun {floor:.3f} s"
+                                     + (f"; the bare page's own {name}: {median(bare):.3f} s"
+                                        if bare else "")))
+    figures.append(Figure("browser", "slowest single interaction ÷ the bare page's median rerun",
+                          worst, "x", f"<= {WORST_TARGET:g}", worst <= WORST_TARGET))
+    return figures
+
+
+if __name__ == "__main__":
+    emit(main(sys.argv[1:]), sys.argv[1:])
