@@ -3,7 +3,7 @@ import streamlit as st
 
 from opx import store
 from opx.errors import OpxError
-from opx.importer import import_uploads
+from opx.importer import changed_data, import_uploads
 from opx.ingest.core import MAX_FILE_BYTES, IngestOptions, format_names
 from ui import data, permissions, share, widgets
 from ui.coverage import show_coverage
@@ -61,6 +61,8 @@ if (check or do_import) and uploads and permissions.require_write():
         try:
             results = import_uploads([(u.name, u.getvalue()) for u in uploads], options,
                                      data.database(), catalog, dry_run=check)
+            if changed_data(results, dry_run=check):
+                data.refresh_derived()
         except OpxError as exc:
             st.error(escape_md(f"error: {exc}"))
         else:
@@ -115,8 +117,7 @@ if pending:
         yes, no = st.columns(2)
         if yes.button("Delete run", type="primary", key="confirm_delete", disabled=not allowed):
             if permissions.require_write():
-                with store.writing(data.database()) as con:
-                    store.delete_run(con, run_id)
+                data.written(lambda con: store.delete_run(con, run_id))
                 st.session_state.pop("pending_delete")
                 st.session_state["deleted_run"] = summary
                 st.rerun()

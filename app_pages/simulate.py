@@ -133,8 +133,7 @@ allowed, why = permissions.can_write()
 if st.button("Save these curves as simulated runs", disabled=not allowed, help=why or None,
              key="save_simulation") and permissions.require_write():
     try:
-        with store.writing(data.database()) as con:
-            outcome = store.write_runs(con, result.to_runs())
+        outcome = data.written(lambda con: store.write_runs(con, result.to_runs()))
     except OpxError as exc:
         st.error(escape_md(f"error: {exc}"))
     else:

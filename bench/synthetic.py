@@ -1,5 +1,6 @@
-"""A synthetic database of any size: the built-in data (as `db init --no-simulated` loads it) plus
-`points` synthetic measured points, written straight into the DuckDB file.
+"""A synthetic database of any size: the built-in data (as `db init` loads it, simulated envelopes
+included) plus `points` synthetic measured points, written straight into the DuckDB file, then
+what depends on the data made as after an import (the stored envelopes and anchored fits).
 
     .venv/bin/python bench/synthetic.py OUT.duckdb POINTS [--undated]
 
@@ -28,8 +29,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from opx import store  # noqa: E402
-from opx.builtin import builtin_runs  # noqa: E402
+from opx import envelopes, precompute, store  # noqa: E402
+from opx.builtin import builtin_runs, builtin_simulations  # noqa: E402
 
 MODEL, WORKLOAD = "deepseek-v4.1-flash", "agentx"
 HARDWARE = {"vr-nvl72": (72, 1.0), "gb300-nvl72": (72, 0.35)}   # slug: (GPUs, speed factor)
@@ -95,17 +96,20 @@ def build(path: Path, points: int, seed: int = 0, dated: bool = True) -> Path:
     for p in (path, Path(str(path) + ".wal")):
         p.unlink(missing_ok=True)
     runs, pts = frames(points, seed, dated)
+    simulated, _ = builtin_simulations()
     with store.writing(path) as con:
-        store.write_runs(con, builtin_runs())
+        store.write_runs(con, builtin_runs() + simulated)
         con.execute("BEGIN TRANSACTION")
         for table, frame in (("runs", runs), ("points", pts)):
             cols = ", ".join(frame.columns)
             con.register("bulk", frame)
             con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM bulk")
             con.unregister("bulk")
+        envelopes.rebuild_all(con)          # what the store's writes keep, for the bulk rows
         con.execute("UPDATE data_version SET version = version + 1")
         con.execute("COMMIT")
         con.execute("CHECKPOINT")
+    precompute.refresh(path)                # as `opx ingest` does after an import
     return path
 
 

@@ -176,7 +176,7 @@ def _progress(done: int, total: int, path: Path) -> None:
 
 def cmd_ingest(args) -> int:
     from opx.catalog import load_catalog
-    from opx.importer import import_files
+    from opx.importer import changed_data, import_files
     from opx.ingest.core import IngestOptions
     options = IngestOptions(format=args.format, hardware=args.hardware, model=args.model,
                             framework=args.framework, precision=args.precision,
@@ -207,7 +207,7 @@ def cmd_ingest(args) -> int:
         print(f"error: {printable(exc)}", file=sys.stderr)
     good = len(results) - len(failed)
     not_stored = sum(r.store_error is not None for r in results)
-    if not args.dry_run and any(r.ok and (r.runs_added or r.points_added) for r in results):
+    if changed_data(results, args.dry_run):
         _precompute(path)
     print(f"{good} file(s) imported{' (dry run: nothing written)' if args.dry_run else ''}, "
           f"{len(failed) - not_stored} refused"
@@ -663,6 +663,9 @@ def main(argv: list[str] | None = None) -> int:
     except OpxError as exc:
         print(f"error: {printable(exc)}", file=sys.stderr)
         return 1
+    finally:
+        if "opx.anchoring" in sys.modules:     # a fit made by this command is stored before exit
+            sys.modules["opx.anchoring"].wait_for_saves()
 
 
 if __name__ == "__main__":

@@ -76,6 +76,12 @@ def import_uploads(uploads: Iterable[tuple[str, bytes]], options: IngestOptions,
 
 # -- parsing ------------------------------------------------------------------------------------
 
+def changed_data(results: Iterable[FileResult], dry_run: bool = False) -> bool:
+    """Whether an import stored anything (then what depends on the data is made again:
+    opx.precompute)."""
+    return not dry_run and any(r.ok and (r.runs_added or r.points_added) for r in results)
+
+
 def parse_all(files: list[Path], options: IngestOptions, catalog: Catalog,
               progress: Progress | None = None, workers: int | None = None) -> list[FileResult]:
     return list(iter_parsed(files, options, catalog, progress, workers))

@@ -178,6 +178,31 @@ def saved_views_list():
     return _saved_views(str(database()), stamp())
 
 
+def written(write):
+    """`write(con)` on a read-write connection to the database, then the work that depends only
+    on the data (`refresh_derived`); returns what `write` returned (None when this session may
+    not write: its callers check first, and so does this)."""
+    from ui.permissions import require_write
+    if require_write():
+        with store.writing(database()) as con:
+            out = write(con)
+        refresh_derived()
+        return out
+    return None
+
+
+def refresh_derived() -> None:
+    """Make what the default views need of the new data now (opx.precompute), with a spinner, so
+    the next view reads it; if the database is busy, the views make it themselves."""
+    from opx import precompute
+    from opx.errors import OpxError
+    with st.spinner("Updating the stored projections for the new data…"):
+        try:
+            precompute.refresh(database(), catalog(), workers=1)
+        except OpxError:
+            pass
+
+
 def meta_from_text(text: str) -> tuple[dict[str, str], list[str]]:
     """The Data page's "KEY=VALUE per line" box: the metadata, and the lines that are not."""
     meta, bad = {}, []

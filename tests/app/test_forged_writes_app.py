@@ -148,9 +148,10 @@ def test_forged_save_of_simulated_runs_writes_nothing(db, visitor):
 
 
 def test_every_write_in_the_dashboard_is_guarded_by_require_write():
-    """Each call that writes (`store.writing`, `import_uploads`) in app_pages/ and ui/ sits in an
-    `if` whose condition calls `require_write()`, so a new write site cannot skip the check."""
-    writes = {"writing", "import_uploads"}
+    """Each call that writes (`store.writing`, `import_uploads`, `ui.data.written`) in app_pages/
+    and ui/ sits in an `if` whose condition calls `require_write()`, so a new write site cannot
+    skip the check."""
+    writes = {"writing", "import_uploads", "written"}
     found = 0
     for path in sorted((ROOT / "app_pages").glob("*.py")) + sorted((ROOT / "ui").glob("*.py")):
         tree = ast.parse(path.read_text())
