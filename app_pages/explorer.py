@@ -4,7 +4,7 @@ import streamlit as st
 from models import Y_METRICS, pct_label
 from models.view import format_number
 from opx import metrics
-from opx.charts import explorer_chart, over_time_chart
+from opx.charts import over_time_chart
 from opx.resolve import RULE
 from ui import data, share, urlstate, widgets
 from ui.text import escape_md
@@ -64,8 +64,8 @@ if not state.hw:
 elif empty := view.empty_reason():
     st.info(escape_md(empty))
 else:
-    st.altair_chart(explorer_chart(view, catalog, link=share.share_link("/", state)),
-                    key="explorer_chart", theme=None)
+    st.vega_lite_chart(data.explorer_spec(state, share.share_link("/", state)),
+                       key="explorer_chart", theme=None)
     st.caption("Lines: each hardware's envelope (frontier over all its runs under the filters), "
                "interpolated monotonically between points and never extrapolated. Marker shape: "
                "provenance. Dashed horizontal lines: throughput figures published without an "

@@ -96,9 +96,42 @@ def _stagger(values, top: float, height: float, gap: float = 16.0) -> list[float
 
 
 def _styled(chart):
-    """Fonts of every chart, set once at the top of what is rendered."""
-    return chart.configure_axis(labelFont=FONT, titleFont=FONT).configure_legend(
+    """Fonts of every chart, set once at the top of what is rendered; each layer's data cut to
+    the columns it draws."""
+    return _lean(chart).configure_axis(labelFont=FONT, titleFont=FONT).configure_legend(
         labelFont=FONT, titleFont=FONT)
+
+
+def _lean(chart):
+    """`chart` with each layer's inline data cut to the columns its encoding reads: a chart's
+    data is sent to the browser whole at every rerun (and written into every export), and a
+    point's run notes and sources are kilobytes no mark draws."""
+    for attr in ("layer", "vconcat", "hconcat", "concat"):
+        parts = getattr(chart, attr, alt.Undefined)
+        if parts is not alt.Undefined:
+            setattr(chart, attr, [_lean(p) for p in parts])
+            return chart
+    data = getattr(chart, "data", alt.Undefined)
+    if not isinstance(data, pd.DataFrame) or chart.encoding is alt.Undefined:
+        return chart
+    fields = set(_fields(chart.encoding.to_dict(validate=False)))
+    keep = [c for c in data.columns if c in fields]
+    if len(keep) < len(data.columns):
+        chart = chart.copy(deep=False)
+        chart.data = data[keep]
+    return chart
+
+
+def _fields(spec):
+    """Every `field` an encoding's dict names."""
+    if isinstance(spec, dict):
+        if isinstance(spec.get("field"), str):
+            yield spec["field"]
+        for v in spec.values():
+            yield from _fields(v)
+    elif isinstance(spec, list):
+        for v in spec:
+            yield from _fields(v)
 
 
 def explorer_chart(view: ExplorerView, catalog: Catalog, link: str = "",

@@ -264,16 +264,71 @@ def fetch_cached(db: Path, state: ViewState) -> ExplorerData:
 
 def explore(db: Path, state: ViewState, catalog: Catalog,
             fetched: ExplorerData | None = None) -> ExplorerView:
-    data = fetched if fetched is not None else fetch_cached(db, state)
-    # the fits come from this process's cache or the database (opx.anchoring.fitted): a fit is
-    # made at view time only for inputs nobody has fitted before
-    data = dataclasses.replace(data, fits=fits_for(db, state, data.anchors, data.sim_params,
-                                                   catalog))
-    return compute(data, state, catalog)
+    if fetched is not None:
+        return finish(prepare(fetched, db, state, catalog), state, catalog)
+    # everything but the target and the baseline is prepared once per view and data version:
+    # moving the target reads it and resolves the figures at the target only
+    key = prepare_key(state).model_dump_json()
+    prepared = _prepared_cached(str(db), store.data_stamp(Path(db)), key,
+                                _remember(catalog))
+    return finish(prepared, state, catalog)
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A view's data ready to resolve at any target: anchored, labelled, in the view's metric,
+    with each hardware's peaks and curve spans (nothing here depends on the target)."""
+    data: ExplorerData
+    points: pd.DataFrame
+    references: pd.DataFrame
+    near: pd.DataFrame
+    stricter: dict
+    anchoring: dict
+    econ: dict
+    inputs: dict                    # hardware -> opx.resolve.Inputs
+    peaks: dict                     # hardware -> its one Peak
+    drawn: dict                     # (hardware, simulated) -> Drawn without a value at target
+
+
+def prepare_key(state: ViewState) -> ViewState:
+    """The part of a state `prepare` depends on: the query's, the metric and its prices."""
+    return query_key(state).model_copy(update={"y": state.y, "price": state.price,
+                                               "power": state.power})
+
+
+_CATALOGS: dict[str, Catalog] = {}
+
+
+def _remember(catalog: Catalog) -> str:
+    """A cache key for a catalog: its content's hash (equal catalogs are interchangeable)."""
+    import hashlib
+    key = hashlib.sha256(catalog.model_dump_json().encode()).hexdigest()
+    if key not in _CATALOGS:
+        if len(_CATALOGS) > 8:
+            _CATALOGS.clear()
+        _CATALOGS[key] = catalog
+    return key
+
+
+@functools.lru_cache(maxsize=FETCH_CACHE_SIZE)
+def _prepared_cached(db: str, stamp: tuple[int, int], key_json: str, catalog_key: str
+                     ) -> Prepared:
+    state = ViewState.model_validate_json(key_json)
+    return prepare(fetch_cached(Path(db), state), Path(db), state, _CATALOGS[catalog_key])
 
 
 def compute(data: ExplorerData, state: ViewState, catalog: Catalog) -> ExplorerView:
-    """The view from fetched data: values at the target, peaks, multiples, notes."""
+    """The view from fetched data (fits included): values at the target, peaks, multiples,
+    notes."""
+    return finish(prepare(data, None, state, catalog), state, catalog)
+
+
+def prepare(data: ExplorerData, db: Path | None, state: ViewState, catalog: Catalog) -> Prepared:
+    """`data` anchored (the fits found or made: opx.anchoring), labelled and converted to the
+    view's metric, with each hardware's resolver inputs, peak and drawn curves."""
+    if db is not None:
+        data = dataclasses.replace(data, fits=fits_for(db, state, data.anchors, data.sim_params,
+                                                       catalog))
     pts, refs, cover, near = data.points, data.references, data.coverage, data.near
     metric = metrics.y_metric(state.y)
     pts, anchoring = anchor_view(pts, data.fits, state, metric.base or state.y)
@@ -282,6 +337,29 @@ def compute(data: ExplorerData, state: ViewState, catalog: Catalog) -> ExplorerV
     econ = {hw: economics_for(catalog, state, hw) for hw in state.hw} if metric.derived else {}
     pts, refs = _convert(pts, metric, econ), _convert(refs, metric, econ)
     near = _convert(_decorate(near, catalog), metric, econ) if not near.empty else near
+    stricter = {q: _convert(_decorate(df, catalog), metric, econ)
+                for q, df in data.stricter.items()}
+    inputs, peaks, drawn = {}, {}, {}
+    for hw in state.hw:
+        e = econ.get(hw)
+        c = cover.set_index("hardware").loc[hw] if not cover.empty and hw in set(cover.hardware) \
+            else None
+        inputs[hw] = resolver.Inputs(
+            pts, refs, stricter, convert=lambda t, e=e: _metric_value(metric, e, t),
+            per_statistic=({q: int(c[f"n_{q}"]) for q in ("mean", "p50", "p90", "p99")}
+                           if c is not None and "n_mean" in c else {}),
+            filtered=bool(state.run_filter_text() or state.source))
+        peaks[hw] = resolver.peak_of(inputs[hw], hw)
+        for simulated in (False, True):
+            drawn[hw, simulated] = _drawn(inputs[hw], hw, simulated)
+    return Prepared(data, pts, refs, near, stricter, anchoring, econ, inputs, peaks, drawn)
+
+
+def finish(p: Prepared, state: ViewState, catalog: Catalog) -> ExplorerView:
+    """The view at the state's target and baseline, from its prepared data."""
+    pts, refs, cover, near = p.points, p.references, p.data.coverage, p.near
+    anchoring, econ = p.anchoring, p.econ
+    metric = metrics.y_metric(state.y)
     baseline = state.effective_baseline()
     notes: list[str] = ([f"Only runs with {state.run_filter_text()} are drawn."]
                         if state.run_filter_text() else [])
@@ -289,29 +367,23 @@ def compute(data: ExplorerData, state: ViewState, catalog: Catalog) -> ExplorerV
     # Simulated runs get envelopes of their own and never mix into the data's: each hardware has
     # a data side and a simulated side, each with its value at the target and its peak, and a
     # multiple divides the two figures shown, saying their kinds (`opx.resolve`).
-    stricter = {q: _convert(_decorate(df, catalog), metric, econ)
-                for q, df in data.stricter.items()}
     summaries: list[HardwareSummary] = []
     for hw in state.hw:
         name = catalog.hardware_name(hw)
-        e = econ.get(hw)
         c = cover.set_index("hardware").loc[hw] if not cover.empty and hw in set(cover.hardware) \
             else None
-        inputs = resolver.Inputs(
-            pts, refs, stricter, convert=lambda t, e=e: _metric_value(metric, e, t),
-            per_statistic=({q: int(c[f"n_{q}"]) for q in ("mean", "p50", "p90", "p99")}
-                           if c is not None and "n_mean" in c else {}),
-            filtered=bool(state.run_filter_text() or state.source))
+        inputs = p.inputs[hw]
+        answer = resolver.resolve(inputs, hw, name, state.target, state.pct, metric)
+        projected = resolver.projection(inputs, hw, name, state.target, state.pct, metric)
+        data_drawn, sim_drawn = p.drawn[hw, False], p.drawn[hw, True]
         summaries.append(HardwareSummary(
-            hardware=hw, name=name,
-            answer=(answer := resolver.resolve(inputs, hw, name, state.target, state.pct,
-                                               metric)),
-            peak_figure=resolver.peak_of(inputs, hw),
-            data=_drawn(inputs, hw, False, answer if answer.kind == DATA else None)
-            or Drawn(DATA),
-            projection=(projected := resolver.projection(inputs, hw, name, state.target,
-                                                         state.pct, metric)),
-            simulated=_drawn(inputs, hw, True, projected),
+            hardware=hw, name=name, answer=answer, peak_figure=p.peaks[hw],
+            data=(dataclasses.replace(data_drawn, at_target=_value_of(answer))
+                  if data_drawn is not None and answer.kind == DATA
+                  else data_drawn or Drawn(DATA)),
+            projection=projected,
+            simulated=(dataclasses.replace(sim_drawn, at_target=_value_of(projected))
+                       if sim_drawn is not None else None),
             multiple_at_target=None, multiple_at_peak=None,
             runs=int(c.runs) if c is not None else 0, points=int(c.points) if c is not None else 0))
     base = next((s for s in summaries if s.hardware == baseline), None)
@@ -369,15 +441,13 @@ def compute(data: ExplorerData, state: ViewState, catalog: Catalog) -> ExplorerV
                         summaries=summaries, notes=notes, operating=near, anchoring=anchoring)
 
 
-def _drawn(inputs: resolver.Inputs, hw: str, simulated: bool,
-           answer: Answer | None) -> Drawn | None:
-    """One kind of figures of one hardware as drawn: its envelope, reference lines and peak, and
-    its value at the target (`answer`: the data's figure, or what the projection alone says)."""
+def _drawn(inputs: resolver.Inputs, hw: str, simulated: bool) -> Drawn | None:
+    """One kind of figures of one hardware as drawn: its envelope, reference lines and peak
+    (its value at the target is set by `finish`)."""
     env = _rows(inputs.points, hw, simulated, envelope=True)
     if env.empty and _rows(inputs.references, hw, simulated).empty:
         return None
     return Drawn(kind=SIMULATED if simulated else DATA,
-                 at_target=_value_of(answer) if answer is not None else ValueAt("no_data"),
                  peak=resolver.peak_of_kind(inputs, hw, simulated).value,
                  x_lo=float(env.x.min()) if not env.empty else None,
                  x_hi=float(env.x.max()) if not env.empty else None)

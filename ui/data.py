@@ -52,6 +52,20 @@ def explorer_view(state: ViewState) -> ExplorerView:
     return _explorer_view(str(database()), stamp(), state.model_dump_json())
 
 
+@st.cache_data(ttl=300, max_entries=256, show_spinner=False)
+def _explorer_spec(db: str, stamp: tuple[int, int], state_json: str, link: str) -> dict:
+    from opx.charts import explorer_chart
+    view = _explorer_view(db, stamp, state_json)
+    # validated by the chart tests; validating again at every view costs a third of the build
+    return explorer_chart(view, catalog(), link=link).to_dict(validate=False)
+
+
+def explorer_spec(state: ViewState, link: str) -> dict:
+    """The Explorer's chart (opx.charts.explorer_chart, as every export draws it) as a Vega-Lite
+    spec, made once per view and data version: a rerun that changes nothing drawn sends it as is."""
+    return _explorer_spec(str(database()), stamp(), state.model_dump_json(), link)
+
+
 @st.cache_data(ttl=300, max_entries=64, show_spinner=False)
 def _stored_values(db: str, stamp: tuple[int, int]) -> dict[str, list[str]]:
     with store.reading(Path(db)) as con:

@@ -215,19 +215,25 @@ def test_after_a_write_the_default_views_read_their_fits_in_a_new_process(full_d
                                                 if a.anchored)})
 
 
+def _forget_fits() -> None:
+    """This process's caches of fits and of views prepared with them."""
+    anchoring._CACHE.clear()
+    explorer._prepared_cached.cache_clear()
+
+
 def test_a_fit_made_at_view_time_is_stored_for_everyone_unless_read_only(full_db, tmp_path,
                                                                        catalog, monkeypatch):
     path = tmp_path / "opx.duckdb"
     shutil.copy(full_db, path)
     with store.writing(path) as con:
         con.execute("DELETE FROM derived_fits")
-    anchoring._CACHE.clear()
+    _forget_fits()
     monkeypatch.setenv("OPX_READ_ONLY", "1")
     explorer.explore(path, ViewState(), catalog)
     anchoring.wait_for_saves()
     with store.reading(path) as con:
         assert not stored_fits.keys(con)
-    anchoring._CACHE.clear()
+    _forget_fits()
     monkeypatch.delenv("OPX_READ_ONLY")
     view = explorer.explore(path, ViewState(), catalog)
     anchoring.wait_for_saves()
@@ -237,7 +243,7 @@ def test_a_fit_made_at_view_time_is_stored_for_everyone_unless_read_only(full_db
 
 def test_the_simulate_page_shares_the_explorers_fit(full_db, catalog):
     from opx.simulate_page import session_start, simulate_view
-    anchoring._CACHE.clear()
+    _forget_fits()
     explorer.explore(full_db, ViewState(), catalog)
     made = len(anchoring._CACHE)
     s = session_start(full_db, ViewState(), catalog)
