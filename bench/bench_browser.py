@@ -18,18 +18,16 @@ Debian's Chromium (`/usr/bin/chromium`) through Playwright; nothing here is a pa
 """
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 from _common import ROOT, Figure, arg_int, emit, median
+from serving import served
 
 CHROMIUM = Path("/usr/bin/chromium")
 FIRST_VIEW_TARGET = 2.0
@@ -68,42 +66,6 @@ class Runs:
             page.wait_for_timeout(5)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@contextlib.contextmanager
-def served(script: Path, env: dict):
-    port = _free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(script), "--server.headless", "true",
-         "--server.port", str(port), "--server.address", "127.0.0.1",
-         "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 90
-    while True:
-        try:
-            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
-                break
-        except OSError:
-            pass
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            raise RuntimeError(f"{script.name} did not start")
-        time.sleep(0.1)
-    try:
-        yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-
-
 def _drawn(page, timeout: float = 120_000) -> None:
     page.locator("[data-testid='stMain'] h1").first.wait_for(timeout=timeout)
     page.locator("[data-testid='stVegaLiteChart'] canvas, [data-testid='stVegaLiteChart'] svg"
@@ -111,7 +73,8 @@ def _drawn(page, timeout: float = 120_000) -> None:
     page.evaluate(FRAMES)
 
 
-def first_view(browser, url: str) -> float:
+def _open(browser, url: str):
+    """A new browser context on `url`, drawn: (context, page, runs, seconds it took)."""
     context = browser.new_context(viewport={"width": 1500, "height": 1000})
     page = context.new_page()
     runs = Runs(page)
@@ -119,7 +82,11 @@ def first_view(browser, url: str) -> float:
     page.goto(url)
     runs.wait_after(page, start)
     _drawn(page)
-    seconds = time.perf_counter() - start
+    return context, page, runs, time.perf_counter() - start
+
+
+def first_view(browser, url: str) -> float:
+    context, *_, seconds = _open(browser, url)
     context.close()
     return seconds
 
@@ -173,13 +140,7 @@ def _remove(page, option: str):
 
 
 def interactions(browser, url: str, opx: bool, k: int) -> dict[str, list[float]]:
-    context = browser.new_context(viewport={"width": 1500, "height": 1000})
-    page = context.new_page()
-    runs = Runs(page)
-    start = time.perf_counter()
-    page.goto(url)
-    runs.wait_after(page, start)
-    _drawn(page)
+    context, page, runs, _ = _open(browser, url)
     typed_label = "Typed target (tok/s/user)" if opx else "Typed target"
     times: dict[str, list[float]] = {}
 

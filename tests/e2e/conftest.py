@@ -6,15 +6,11 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
+from bench.serving import served
 from tests.conftest import ROOT
 
 CHROMIUM = Path(os.environ.get("OPX_CHROMIUM", "/usr/bin/chromium"))
@@ -31,12 +27,6 @@ def _require_browser():
     pytest.skip(reason)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server_db(seed_db, tmp_path_factory) -> Path:
     """Each test module's server gets its own copy: browser tests write (uploads, saved views)."""
@@ -48,35 +38,14 @@ def server_db(seed_db, tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def server(server_db):
     _require_browser()
-    port = _free_port()
     env = {**os.environ, "OPX_DB": str(server_db)}
     env.pop("OPX_READ_ONLY", None)
     env.pop("OPX_ADMIN_TOKEN", None)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
-         "--server.headless", "true", "--server.port", str(port), "--server.address", "127.0.0.1",
-         "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
-         "--global.developmentMode", "false"],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
-                break
-        except OSError:
-            pass
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            out = proc.stdout.read().decode(errors="replace") if proc.stdout else ""
-            pytest.fail(f"streamlit did not start:\n{out[-3000:]}")
-        time.sleep(0.3)
-    yield url
-    proc.terminate()
     try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+        with served(ROOT / "app.py", env, timeout=60) as url:
+            yield url
+    except RuntimeError as exc:
+        pytest.fail(str(exc))
 
 
 @pytest.fixture(scope="module")

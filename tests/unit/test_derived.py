@@ -250,3 +250,26 @@ def test_the_simulate_page_shares_the_explorers_fit(full_db, catalog):
     assert s.anchor
     simulate_view(full_db, s, catalog)
     assert len(anchoring._CACHE) == made      # the same fit, not another one
+
+
+def test_deleting_an_anchor_from_the_cli_makes_the_new_fit_before_the_command_ends(full_db,
+                                                                                   tmp_path):
+    path = tmp_path / "opx.duckdb"
+    shutil.copy(full_db, path)
+    view = explorer.explore(path, ViewState(hw=("vr-nvl72",)), __import__(
+        "opx.catalog", fromlist=["load_catalog"]).load_catalog())
+    anchor = next(r["run_id"] for r in view.anchoring["vr-nvl72"].residuals if r["fitted"])
+    with store.reading(path) as con:
+        before = stored_fits.keys(con)
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    done = subprocess.run([sys.executable, "-m", "opx", "runs", "delete", anchor, "--db",
+                           str(path)], cwd=ROOT, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "anchored projections: making" in done.stderr
+    with store.reading(path) as con:
+        after = stored_fits.keys(con)
+    assert after - before, "a fit for the new anchors is stored"
+    shown = subprocess.run([sys.executable, "-c", VIEW_WITHOUT_FITTING, str(path), "p90"],
+                           cwd=ROOT, env=env, capture_output=True, text=True)
+    assert shown.returncode == 0, shown.stderr[-2000:]
+    assert "vr-nvl72" in json.loads(shown.stdout)["anchored"]
