@@ -27,7 +27,7 @@ import pandas as pd
 import pyarrow as pa
 
 ROOT = Path(__file__).resolve().parent.parent
-CODEC = 1                        # bump when the payload's layout changes
+CODEC = 2                        # bump when the payload's layout changes
 KEEP_OTHERS = 200                # fits kept besides the default views' (newest first)
 
 
@@ -62,16 +62,45 @@ def _classes() -> dict[str, type]:
     return {c.__name__: c for c in (Anchor, AnchorFit, SimCurve, SimKnobs, SimResult)}
 
 
+def _frame(df: pd.DataFrame) -> str:
+    sink = pa.BufferOutputStream()
+    table = pa.Table.from_pandas(df)
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return base64.b64encode(sink.getvalue().to_pybytes()).decode()
+
+
+def _unframe(text: str) -> pd.DataFrame:
+    return pa.ipc.open_stream(base64.b64decode(text)).read_all().to_pandas()
+
+
+def _same_columns(frames: list) -> bool:
+    return (len(frames) > 1 and all(isinstance(f, pd.DataFrame) for f in frames)
+            and all(list(f.columns) == list(frames[0].columns)
+                    and list(f.dtypes) == list(frames[0].dtypes) for f in frames))
+
+
 def _enc(v):
     if dataclasses.is_dataclass(v) and not isinstance(v, type):
         return {"__class__": type(v).__name__,
                 "fields": {f.name: _enc(getattr(v, f.name)) for f in dataclasses.fields(v)}}
     if isinstance(v, pd.DataFrame):
-        sink = pa.BufferOutputStream()
-        table = pa.Table.from_pandas(v)
-        with pa.ipc.new_stream(sink, table.schema) as writer:
-            writer.write_table(table)
-        return {"__frame__": base64.b64encode(sink.getvalue().to_pybytes()).decode()}
+        return {"__frame__": _frame(v)}
+    if (isinstance(v, list) and len(v) > 1 and dataclasses.is_dataclass(v[0])
+            and all(type(x) is type(v[0]) for x in v)):
+        # many objects of one class (a search's curves): their frames of one layout go as one
+        # table, split again on reading (one Arrow read instead of one per curve)
+        names = [f.name for f in dataclasses.fields(v[0])]
+        fields = {}
+        for n in names:
+            column = [getattr(x, n) for x in v]
+            if _same_columns(column):
+                fields[n] = {"__frames__": _frame(pd.concat(column, ignore_index=True)),
+                             "lengths": [len(f) for f in column],
+                             "indexes": [_enc(list(f.index)) for f in column]}
+            else:
+                fields[n] = [_enc(x) for x in column]
+        return {"__objects__": type(v[0]).__name__, "count": len(v), "fields": fields}
     if isinstance(v, dict):
         if all(isinstance(k, str) for k in v):
             return {"__dict__": {k: _enc(x) for k, x in v.items()}}
@@ -98,8 +127,23 @@ def _dec(v, classes):
         cls = classes[v["__class__"]]          # a KeyError: not a class a fit is made of
         return cls(**{n: _dec(x, classes) for n, x in v["fields"].items()})
     if "__frame__" in v:
-        reader = pa.ipc.open_stream(base64.b64decode(v["__frame__"]))
-        return reader.read_all().to_pandas()
+        return _unframe(v["__frame__"])
+    if "__objects__" in v:
+        cls = classes[v["__objects__"]]
+        columns = {}
+        for n, column in v["fields"].items():
+            if isinstance(column, dict) and "__frames__" in column:
+                whole, out, at = _unframe(column["__frames__"]), [], 0
+                for length, index in zip(column["lengths"], column["indexes"]):
+                    part = whole.iloc[at:at + length]
+                    part.index = pd.Index(_dec(index, classes), dtype=whole.index.dtype
+                                          if length == 0 else None)
+                    out.append(part)
+                    at += length
+                columns[n] = out
+            else:
+                columns[n] = [_dec(x, classes) for x in column]
+        return [cls(**{n: columns[n][i] for n in columns}) for i in range(v["count"])]
     if "__dict__" in v:
         return {k: _dec(x, classes) for k, x in v["__dict__"].items()}
     if "__pairs__" in v:

@@ -137,6 +137,11 @@ def test_a_stored_fit_reads_back_equal(a_fit):
     for attr in ("envelope", "envelope_p90"):
         pd.testing.assert_frame_equal(getattr(back.result, attr), getattr(f.result, attr))
     pd.testing.assert_frame_equal(back.result.points_frame(), f.result.points_frame())
+    assert len(back.result.curves) == len(f.result.curves) > 1
+    for mine, theirs in zip(back.result.curves, f.result.curves):
+        pd.testing.assert_frame_equal(mine.points, theirs.points)
+        assert (mine.layout, mine.deployment, mine.replicas) == (theirs.layout, theirs.deployment,
+                                                                 theirs.replicas)
     assert back.anchors == f.anchors and back.result.knobs == f.result.knobs
     assert back.result.parameters == f.result.parameters
 
