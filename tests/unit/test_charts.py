@@ -283,3 +283,31 @@ def test_every_chart_builder_renders_through_vl_convert(full_db, catalog):
         spec = chart.to_dict()
         assert vlc.vegalite_to_svg(spec).lstrip().startswith("<svg"), name
         assert vlc.vegalite_to_png(spec, scale=1)[:4] == b"\x89PNG", name
+
+
+def _encoded_fields(spec) -> set[str]:
+    if isinstance(spec, dict):
+        own = {spec["field"]} if isinstance(spec.get("field"), str) else set()
+        return own.union(*(_encoded_fields(v) for v in spec.values()))
+    if isinstance(spec, list):
+        return set().union(*(_encoded_fields(v) for v in spec))
+    return set()
+
+
+@pytest.mark.parametrize("query", ["", "runs=1&points=1", "y=usd_per_mtok&conc=64"])
+def test_a_chart_sends_only_the_columns_its_layers_draw(full_db, catalog, query):
+    """Each layer's data is cut to the fields its encoding reads (a run's notes are kilobytes a
+    mark never shows): every column sent is drawn or named in a tooltip, and every field drawn is
+    sent."""
+    from opx.links import parse_link
+    state = parse_link(f"/?{query}").state
+    spec = explorer_chart(explore(full_db, state, catalog), catalog).to_dict()
+    datasets = spec["datasets"]
+    for layer in spec["layer"]:
+        rows = datasets[layer["data"]["name"]] if "name" in layer.get("data", {}) else None
+        if not rows:
+            continue
+        sent, drawn = set(rows[0]), _encoded_fields(layer.get("encoding", {}))
+        assert sent <= drawn, sent - drawn
+        assert drawn <= sent, drawn - sent
+    assert '"notes":' not in json.dumps(datasets)
