@@ -109,6 +109,12 @@ def _lean(chart):
     for attr in ("layer", "vconcat", "hconcat", "concat"):
         parts = getattr(chart, attr, alt.Undefined)
         if parts is not alt.Undefined:
+            shared = getattr(chart, "data", alt.Undefined)
+            if isinstance(shared, pd.DataFrame):    # data Altair lifted off layers sharing it
+                parts = [p if p.data is not alt.Undefined else _with_data(p, shared)
+                         for p in parts]
+                chart = chart.copy(deep=False)
+                chart.data = alt.Undefined
             setattr(chart, attr, [_lean(p) for p in parts])
             return chart
     data = getattr(chart, "data", alt.Undefined)
@@ -119,6 +125,12 @@ def _lean(chart):
     if len(keep) < len(data.columns):
         chart = chart.copy(deep=False)
         chart.data = data[keep]
+    return chart
+
+
+def _with_data(chart, data: pd.DataFrame):
+    chart = chart.copy(deep=False)
+    chart.data = data
     return chart
 
 
@@ -155,6 +167,52 @@ def _x_domain(view: ExplorerView) -> tuple[float, float]:
 
 def _explorer_layers(view: ExplorerView, catalog: Catalog, link: str = "",
                      as_of: dt.date | None = None) -> alt.LayerChart:
+    base, target = _explorer_parts(view, catalog, _x_domain(view))
+    return alt.layer(*base, *target).properties(width=WIDTH, height=HEIGHT,
+                                                title=_explorer_title(view, catalog, link, as_of))
+
+
+def explorer_x_domain(view: ExplorerView) -> tuple[float, float]:
+    return _x_domain(view)
+
+
+def explorer_base_spec(view: ExplorerView, catalog: Catalog,
+                       x_domain: tuple[float, float]) -> dict:
+    """The Explorer chart's layers that do not move with the target (curves, points, bands,
+    reference lines), as a Vega-Lite spec; `with_target` adds the rest. `view` may be at any
+    target: these layers read its data only, and `x_domain` (`explorer_x_domain` of the view
+    drawn)."""
+    base, _ = _explorer_parts(view, catalog, x_domain, parts=("base",))
+    return _styled(alt.layer(*base).properties(width=WIDTH, height=HEIGHT)).to_dict(
+        validate=False)
+
+
+def with_target(base_spec: dict, view: ExplorerView, catalog: Catalog, link: str = "",
+                as_of: dt.date | None = None) -> dict:
+    """`explorer_chart(view, ...).to_dict()` from the layers that do not move with the target
+    (`explorer_base_spec`, stored per view) and those that do (the target line, the figures at
+    the target, the title), so a target change builds only the latter."""
+    _, target = _explorer_parts(view, catalog, _x_domain(view), parts=("target",))
+    top = _styled(alt.layer(*target).properties(
+        width=WIDTH, height=HEIGHT, title=_explorer_title(view, catalog, link, as_of))).to_dict(
+        validate=False)
+    merged = {k: v for k, v in base_spec.items() if k != "data"}
+    merged["layer"] = _own_data(base_spec) + _own_data(top)
+    merged["datasets"] = {**base_spec.get("datasets", {}), **top.get("datasets", {})}
+    merged["title"] = top["title"]
+    return merged
+
+
+def _own_data(spec: dict) -> list[dict]:
+    """A layered spec's layers, each with its data (Altair puts data the layers share on top)."""
+    shared = spec.get("data")
+    return [dict(layer, data=shared) if shared is not None and "data" not in layer else layer
+            for layer in spec.get("layer", [])]
+
+
+def _explorer_parts(view: ExplorerView, catalog: Catalog, x_domain: tuple[float, float],
+                    parts: tuple[str, ...] = ("base", "target")) -> tuple[list, list]:
+    """The Explorer chart's layers: those that stay when the target moves, and those that move."""
     state = view.state
     x_metric = metrics.interactivity(state.pct)
     y_metric = metrics.y_metric(state.y)
@@ -165,8 +223,8 @@ def _explorer_layers(view: ExplorerView, catalog: Catalog, link: str = "",
                       scale=alt.Scale(domain=list(PROVENANCE_SHAPES),
                                       range=list(PROVENANCE_SHAPES.values())))
 
-    pts = _with_text(view.points, y_metric)
-    x_lo, x_hi = _x_domain(view)
+    pts = _with_text(view.points, y_metric) if "base" in parts else view.points
+    x_lo, x_hi = x_domain
     x_scale = (alt.Scale(type="log", domain=[x_lo, x_hi]) if state.xscale == "log"
                else alt.Scale(type="linear", domain=[0, x_hi], nice=True))
     ys = list(pts.y) if not pts.empty else []
@@ -182,6 +240,8 @@ def _explorer_layers(view: ExplorerView, catalog: Catalog, link: str = "",
 
     layers: list[alt.Chart] = []
     env = pts[pts.on_envelope] if not pts.empty else pts
+    if "base" not in parts:
+        pts = env = pts.iloc[:0]            # only the layers that move with the target
     if state.runs and not pts.empty:
         runs = pts[pts.kind != "other"]       # each run's frontier (envelope points included)
         layers.append(alt.Chart(runs).mark_line(strokeWidth=1, opacity=0.45).encode(
@@ -217,7 +277,7 @@ def _explorer_layers(view: ExplorerView, catalog: Catalog, link: str = "",
                                 legend=None),
                 detail="hardware_name:N"))
 
-    refs = view.references
+    refs = view.references if "base" in parts else view.references.iloc[:0]
     if not refs.empty:
         refs = refs.assign(
             ref_label=[f"{n} {y_metric.format(v)} ({p}): peak, interactivity not stated"
@@ -233,7 +293,7 @@ def _explorer_layers(view: ExplorerView, catalog: Catalog, link: str = "",
                 **(HALO if halo else {})).encode(
                 x=alt.value(4), y=label_y, text="ref_label:N", **({} if halo else {"color": color})))
 
-    if state.conc and not view.operating.empty:
+    if state.conc and not view.operating.empty and "base" in parts:
         op = _with_text(view.operating, y_metric).assign(
             op_label=[f"c={c:,.0f}" for c in view.operating.concurrency])
         layers.append(alt.Chart(op).mark_point(size=420, shape="square", filled=False,
@@ -243,6 +303,9 @@ def _explorer_layers(view: ExplorerView, catalog: Catalog, link: str = "",
                                               font=FONT, color="#111").encode(
             x=x_enc, y=y_enc, text="op_label:N"))
 
+    base_layers, layers = layers, []
+    if "target" not in parts:
+        return base_layers, layers
     target_df = pd.DataFrame({"x": [state.target],
                               "label": [f"target {format_number(state.target)} {x_metric.unit}"]})
     # The target's label sits left of its line when the line is near the right edge, so it never
@@ -286,13 +349,19 @@ def _explorer_layers(view: ExplorerView, catalog: Catalog, link: str = "",
                 **(HALO if halo else {})).encode(
                 x=x_enc, y=label_y, text="value:N", **({} if halo else {"color": color})))
 
-    title = alt.TitleParams(
-        text=f"{y_metric.label} vs interactivity: {catalog.model_name(state.model)}, "
-             f"{catalog.workload_name(state.workload)}, {pct_label(state.pct)}",
+    return base_layers, layers
+
+
+def _explorer_title(view: ExplorerView, catalog: Catalog, link: str,
+                    as_of: dt.date | None) -> alt.TitleParams:
+    state = view.state
+    return alt.TitleParams(
+        text=f"{metrics.y_metric(state.y).label} vs interactivity: "
+             f"{catalog.model_name(state.model)}, {catalog.workload_name(state.workload)}, "
+             f"{pct_label(state.pct)}",
         subtitle=context_lines(view, link, as_of),
         anchor="start", font=FONT, subtitleFont=FONT, fontSize=TITLE_SIZE,
         subtitleFontSize=SUBTITLE_SIZE)
-    return alt.layer(*layers).properties(width=WIDTH, height=HEIGHT, title=title)
 
 
 MAX_SOURCE_CHARS = 110

@@ -54,15 +54,27 @@ def explorer_view(state: ViewState) -> ExplorerView:
 
 @st.cache_data(ttl=300, max_entries=256, show_spinner=False)
 def _explorer_spec(db: str, stamp: tuple[int, int], state_json: str, link: str) -> dict:
-    from opx.charts import explorer_chart
+    from opx import charts
     view = _explorer_view(db, stamp, state_json)
-    # validated by the chart tests; validating again at every view costs a third of the build
-    return explorer_chart(view, catalog(), link=link).to_dict(validate=False)
+    # the layers that stay when the target moves are built once per view (at the default
+    # target: they read the view's data and its x domain only)
+    still = ViewState.model_validate_json(state_json).model_copy(
+        update={"target": ViewState().target, "baseline": None})
+    base = _explorer_base(db, stamp, still.model_dump_json(), *charts.explorer_x_domain(view))
+    return charts.with_target(base, view, catalog(), link=link)
+
+
+@st.cache_data(ttl=300, max_entries=64, show_spinner=False)
+def _explorer_base(db: str, stamp: tuple[int, int], state_json: str, x_lo: float,
+                   x_hi: float) -> dict:
+    from opx.charts import explorer_base_spec
+    return explorer_base_spec(_explorer_view(db, stamp, state_json), catalog(), (x_lo, x_hi))
 
 
 def explorer_spec(state: ViewState, link: str) -> dict:
-    """The Explorer's chart (opx.charts.explorer_chart, as every export draws it) as a Vega-Lite
-    spec, made once per view and data version: a rerun that changes nothing drawn sends it as is."""
+    """The Explorer's chart as a Vega-Lite spec: `opx.charts.explorer_chart`'s, as every export
+    draws it (tests/unit/test_charts.py checks they are equal), with the layers that stay when
+    the target moves built once per view, so a target change builds only the target's layers."""
     return _explorer_spec(str(database()), stamp(), state.model_dump_json(), link)
 
 

@@ -311,3 +311,25 @@ def test_a_chart_sends_only_the_columns_its_layers_draw(full_db, catalog, query)
         assert sent <= drawn, sent - drawn
         assert drawn <= sent, drawn - sent
     assert '"notes":' not in json.dumps(datasets)
+
+
+@pytest.mark.parametrize("query", ["", "target=5", "target=5000", "runs=1&points=1&target=120",
+                                   "y=usd_per_mtok&conc=64&baseline=vr-nvl72",
+                                   "xscale=linear&target=900", "pct=p50&hw=b200&hw=h200",
+                                   "pct=mean&model=deepseek-r1&workload=1k1k&hw=gb200-nvl72&hw=b200",
+                                   "hw=vr-nvl72&source=simulated&target=30"])
+def test_the_page_s_chart_from_its_still_layers_equals_the_exported_chart(full_db, catalog, query):
+    """The Explorer page builds the layers that stay when the target moves once per view
+    (`explorer_base_spec`, from the view at another target) and adds the moving ones
+    (`with_target`): the spec equals `explorer_chart`'s, which every export draws."""
+    from opx.links import parse_link
+    state = parse_link(f"/?{query}").state
+    view = explore(full_db, state, catalog)
+    elsewhere = explore(full_db, state.model_copy(update={"target": 77.0, "baseline": None}),
+                        catalog)
+    link = f"http://example.org/?{query}"
+    whole = explorer_chart(view, catalog, link=link).to_dict(validate=False)
+    parts = charts.with_target(charts.explorer_base_spec(elsewhere, catalog,
+                                                         charts.explorer_x_domain(view)),
+                               view, catalog, link=link)
+    assert parts == whole
