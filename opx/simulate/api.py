@@ -8,7 +8,6 @@ Compare use). docs/simulator.md describes the model.
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
 import functools
 import json
 from dataclasses import asdict, dataclass
@@ -139,7 +138,9 @@ class SimResult:
                 framework_version=ENGINE_VERSION, precision=self.precision, workload=self.workload,
                 isl=self.isl, osl=self.osl, prefix_hit_rate=self.prefix_hit_rate,
                 deployment=Deployment(**c.deployment), provenance="simulated", source=source,
-                date=dt.date.today(),
+                # undated, as docs/url-params.md says simulations are: a run's date is part of
+                # its id, and the same simulation saved on another day is the same run
+                date=None,
                 label=f"simulated {c.layout}" + (" (anchored)" if anchored else ""),
                 notes=(("Anchored projection: fitted to runs " + ", ".join(named) + " "
                         "(meta 'anchor': fitted parameters, residuals, band). " if anchored else "")

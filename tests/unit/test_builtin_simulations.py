@@ -59,3 +59,12 @@ def test_at_p50_the_p90_figure_answers_and_the_projection_stands_beside(full_db,
     assert gb.peak == pytest.approx(933_333)          # the peak stays the data's
     sim = view.points[view.points.simulated & view.points.on_envelope]
     assert not sim.empty and set(sim.provenance) == {"simulated"}
+
+
+
+def test_simulated_runs_are_undated_so_db_init_adds_nothing_on_another_day():
+    """A run's date is part of its id: dated by the day `db init` ran, every built-in simulated
+    run came back as a new run on the next day. Simulations are undated (docs/url-params.md)."""
+    from opx.builtin import builtin_simulations
+    runs, _ = builtin_simulations()
+    assert runs and {r.date for r in runs} == {None}
