@@ -92,3 +92,27 @@ def test_upload_of_hostile_files_shows_each_refusal_not_an_exception(db, check):
     assert any("0 file(s)" in w.value and "3 refused" in w.value for w in at.warning)
     with store.reading(db) as con:
         assert store.count_runs(con) == before
+
+
+def test_an_import_that_changes_a_projection_s_anchors_stores_the_new_fit(full_db, tmp_path,
+                                                                         monkeypatch):
+    """The dashboard's import makes what depends on the new data before the next view
+    (opx.precompute): a measured point that beats Rubin's frontier at P90 is a new anchor, so
+    the Explorer's fit for it is made and stored by the import, not by the next visitor."""
+    import shutil
+    from opx import stored_fits
+    path = tmp_path / "opx.duckdb"
+    shutil.copy(full_db, path)
+    monkeypatch.setenv("OPX_DB", str(path))
+    with store.reading(path) as con:
+        before = stored_fits.keys(con)
+    csv = ("hardware,model,workload,framework,precision,gpus_total,provenance,concurrency,"
+           "interactivity_p90,tpot_p50_s,throughput_total_per_gpu\n"
+           "vr-nvl72,deepseek-v4.1-flash,agentx,vllm,fp4,72,measured,64,600,0.0015,2600000\n")
+    at = open_data_page()
+    at.get("file_uploader")[0].upload("rubin.csv", csv.encode(), "text/csv")
+    at.run()
+    at.button(key="import").click().run()
+    assert not at.exception
+    with store.reading(path) as con:
+        assert stored_fits.keys(con) - before, "the import stored a fit for the new anchors"
