@@ -4,9 +4,10 @@ simulated runs' parameters. A fit is made once for its inputs and stored in the 
 (`fitted`, `opx.stored_fits`); `opx.precompute` makes the default views' fits when the data
 changes. No Streamlit.
 
-`fits_for` finds or makes each hardware's fit; `anchor_view` replaces the simulated envelope rows of the chart points by the anchored envelope
-(with `band_lo` / `band_hi`) and says, per hardware, whether it is anchored, to what, and with
-which residuals; `unanchored=1` in the link keeps the stored curves."""
+`fits_for` finds or makes each hardware's fit; `anchor_view` replaces the simulated envelope rows
+of the chart points by the anchored envelope (with `band_lo` / `band_hi`) and says, per hardware,
+whether it is anchored, to what, and with which residuals; `unanchored=1` in the link keeps the
+stored curves."""
 from __future__ import annotations
 
 import dataclasses

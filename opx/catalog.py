@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import functools
+import hashlib
 import re
 import tomllib
 from collections.abc import Iterable
@@ -80,3 +81,8 @@ class Resolver:
 
     def resolve_workload(self, spelling: str) -> str | None:
         return self._resolve("workloads", self.catalog.resolve_workload(spelling), spelling)
+
+
+def fingerprint(catalog: Catalog) -> str:
+    """A hash of the catalog's content: equal catalogs give equal keys (caches, stored fits)."""
+    return hashlib.sha256(catalog.model_dump_json().encode()).hexdigest()

@@ -159,7 +159,7 @@ SERIES = ("simulated, anchored", "simulated, unanchored", "data")
 SERIES_DASH = {SERIES[0]: [6, 3], SERIES[1]: [2, 3], SERIES[2]: [1, 0]}
 
 
-def _x_domain(view: ExplorerView) -> tuple[float, float]:
+def explorer_x_domain(view: ExplorerView) -> tuple[float, float]:
     """The Explorer's interactivity range: every point and the target, with room either side."""
     xs = list(view.points.x) if not view.points.empty else []
     return min(xs + [view.state.target]) / 1.6, max(xs + [view.state.target]) * 1.6
@@ -167,13 +167,9 @@ def _x_domain(view: ExplorerView) -> tuple[float, float]:
 
 def _explorer_layers(view: ExplorerView, catalog: Catalog, link: str = "",
                      as_of: dt.date | None = None) -> alt.LayerChart:
-    base, target = _explorer_parts(view, catalog, _x_domain(view))
+    base, target = _explorer_parts(view, catalog, explorer_x_domain(view))
     return alt.layer(*base, *target).properties(width=WIDTH, height=HEIGHT,
                                                 title=_explorer_title(view, catalog, link, as_of))
-
-
-def explorer_x_domain(view: ExplorerView) -> tuple[float, float]:
-    return _x_domain(view)
 
 
 def explorer_base_spec(view: ExplorerView, catalog: Catalog,
@@ -192,7 +188,7 @@ def with_target(base_spec: dict, view: ExplorerView, catalog: Catalog, link: str
     """`explorer_chart(view, ...).to_dict()` from the layers that do not move with the target
     (`explorer_base_spec`, stored per view) and those that do (the target line, the figures at
     the target, the title), so a target change builds only the latter."""
-    _, target = _explorer_parts(view, catalog, _x_domain(view), parts=("target",))
+    _, target = _explorer_parts(view, catalog, explorer_x_domain(view), parts=("target",))
     top = _styled(alt.layer(*target).properties(
         width=WIDTH, height=HEIGHT, title=_explorer_title(view, catalog, link, as_of))).to_dict(
         validate=False)
@@ -638,7 +634,7 @@ def compare_chart(view: ExplorerView, catalog: Catalog, curve: pd.DataFrame, a_n
     parts.append(_multiple_layers(
         curve, a_name, b_name, state.target, metric, state.pct,
         None if with_explorer else context_lines(view, link, as_of),
-        _x_domain(view) if with_explorer and state.xscale == "log" else None))
+        explorer_x_domain(view) if with_explorer and state.xscale == "log" else None))
     return _styled(alt.vconcat(*parts, spacing=40).resolve_scale(
         color="independent", shape="independent", strokeDash="independent", size="independent"))
 

@@ -214,7 +214,7 @@ class ExplorerData:
     # hardware with a simulated curve, and their stored simulation parameters
     anchors: pd.DataFrame = field(default_factory=pd.DataFrame)
     sim_params: pd.DataFrame = field(default_factory=pd.DataFrame)
-    # each hardware's anchored simulated curve (the fit, or why none): set by `explore`
+    # each hardware's anchored simulated curve (the fit, or why none): set by `prepare`
     fits: dict = field(default_factory=dict)
 
 
@@ -262,10 +262,7 @@ def fetch_cached(db: Path, state: ViewState) -> ExplorerData:
     return _fetch_cached(str(db), store.data_stamp(Path(db)), query_key(state).model_dump_json())
 
 
-def explore(db: Path, state: ViewState, catalog: Catalog,
-            fetched: ExplorerData | None = None) -> ExplorerView:
-    if fetched is not None:
-        return finish(prepare(fetched, db, state, catalog), state, catalog)
+def explore(db: Path, state: ViewState, catalog: Catalog) -> ExplorerView:
     # everything but the target and the baseline is prepared once per view and data version:
     # moving the target reads it and resolves the figures at the target only
     key = prepare_key(state).model_dump_json()
@@ -301,8 +298,8 @@ _CATALOGS: dict[str, Catalog] = {}
 
 def _remember(catalog: Catalog) -> str:
     """A cache key for a catalog: its content's hash (equal catalogs are interchangeable)."""
-    import hashlib
-    key = hashlib.sha256(catalog.model_dump_json().encode()).hexdigest()
+    from opx.catalog import fingerprint
+    key = fingerprint(catalog)
     if key not in _CATALOGS:
         if len(_CATALOGS) > 8:
             _CATALOGS.clear()
@@ -317,18 +314,11 @@ def _prepared_cached(db: str, stamp: tuple[int, int], key_json: str, catalog_key
     return prepare(fetch_cached(Path(db), state), Path(db), state, _CATALOGS[catalog_key])
 
 
-def compute(data: ExplorerData, state: ViewState, catalog: Catalog) -> ExplorerView:
-    """The view from fetched data (fits included): values at the target, peaks, multiples,
-    notes."""
-    return finish(prepare(data, None, state, catalog), state, catalog)
-
-
-def prepare(data: ExplorerData, db: Path | None, state: ViewState, catalog: Catalog) -> Prepared:
+def prepare(data: ExplorerData, db: Path, state: ViewState, catalog: Catalog) -> Prepared:
     """`data` anchored (the fits found or made: opx.anchoring), labelled and converted to the
     view's metric, with each hardware's resolver inputs, peak and drawn curves."""
-    if db is not None:
-        data = dataclasses.replace(data, fits=fits_for(db, state, data.anchors, data.sim_params,
-                                                       catalog))
+    data = dataclasses.replace(data, fits=fits_for(db, state, data.anchors, data.sim_params,
+                                                   catalog))
     pts, refs, cover, near = data.points, data.references, data.coverage, data.near
     metric = metrics.y_metric(state.y)
     pts, anchoring = anchor_view(pts, data.fits, state, metric.base or state.y)

@@ -88,6 +88,7 @@ def refresh(db: Path, catalog=None, say: Say | None = None, workers: int | None 
     catalog = catalog or load_catalog()
     say = say or (lambda _: None)
     todo, needed = jobs(Path(db), catalog)
+    by_key = {j.key: j for j in todo}
     made: list[tuple[str, bytes]] = []
     if todo:
         start = time.perf_counter()
@@ -95,17 +96,18 @@ def refresh(db: Path, catalog=None, say: Say | None = None, workers: int | None 
         count = workers or min(2, multiprocessing.cpu_count() or 1)
         count = max(1, min(count, len(todo)))
         for i, (key, payload, error) in enumerate(_run(todo, catalog, count), 1):
-            job = next(j for j in todo if j.key == key)
+            job = by_key[key]
             if payload is not None:
                 made.append((key, payload))
             say(f"anchored projections: {i}/{len(todo)} {job.text()}"
                 + (f" (not anchored: {error})" if error else ""))
         say(f"anchored projections: {len(made)} made in {time.perf_counter() - start:.1f} s")
-    with store.writing(Path(db)) as con:
-        for key, payload in made:
-            job = next(j for j in todo if j.key == key)
-            stored_fits.save(con, key, job.hardware, job.model, job.workload, payload)
-        stored_fits.prune(con, needed)
+    if made:        # nothing new: nothing to write (a write would change the file's stamp)
+        with store.writing(Path(db)) as con:
+            for key, payload in made:
+                job = by_key[key]
+                stored_fits.save(con, key, job.hardware, job.model, job.workload, payload)
+            stored_fits.prune(con, needed)      # what the new fits replace
     return len(made)
 
 

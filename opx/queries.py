@@ -91,7 +91,9 @@ RUN_FIELDS = ("r.id AS run_id, r.hardware, r.framework, r.framework_version, r.p
 STATISTIC_COLUMNS = ", ".join(f"m.interactivity_{q} AS m_{q}" for q in ("mean", "p50", "p90", "p99"))
 
 
-def _base_cte(f: Filters, extra: str = "") -> str:
+def _base_cte(f: Filters, extra: str = "", among: str = "") -> str:
+    """The view's points with their run fields (`extra`: more columns; `among`: a join that
+    narrows the points, e.g. to the stored envelope)."""
     x_col = metrics.interactivity(f.pct).column
     y_col = metrics.y_metric(f.y).column
     return f"""
@@ -103,7 +105,7 @@ def _base_cte(f: Filters, extra: str = "") -> str:
                    AS interactivity_unstated,
                (r.provenance = 'simulated') AS simulated,
                m.note AS point_note
-        FROM point_metrics m JOIN runs r ON r.id = m.run_id
+        FROM point_metrics m JOIN runs r ON r.id = m.run_id {among}
         WHERE {RunFilters.WHERE}
     )"""
 
@@ -158,9 +160,7 @@ def _stored_envelope(con: duckdb.DuckDBPyConnection, f: Filters) -> pd.DataFrame
         WHERE model = $model[1] AND workload = $workload[1] AND list_contains($hardware, hardware)
           AND pct = $pct AND ybase = $ybase
     ),
-    {_base_cte(f).replace("WHERE " + RunFilters.WHERE,
-                          "SEMI JOIN on_envelope e ON e.run_id = m.run_id AND e.seq = m.seq "
-                          "WHERE " + RunFilters.WHERE)}
+    {_base_cte(f, among="SEMI JOIN on_envelope e ON e.run_id = m.run_id AND e.seq = m.seq")}
     -- (stored envelope points have both coordinates: a filter on them here would be pushed
     -- below the join, to every stored point)
     SELECT *, TRUE AS on_envelope, TRUE AS on_run_frontier, 'envelope' AS kind

@@ -49,8 +49,9 @@ def key(hardware: str, model: str, workload: str, gpus: int | None, knobs, catal
     """The content key of a fit: only the fitted anchors enter it (the fit depends on nothing
     else of them), so views that list different unfitted points share one fit."""
     fitted = [dataclasses.asdict(a) for a in anchors if a.fitted]
+    from opx.catalog import fingerprint
     text = json.dumps([engine(), hardware, model, workload, gpus, dataclasses.asdict(knobs),
-                       fitted, catalog.model_dump(mode="json")], sort_keys=True, default=str)
+                       fitted, fingerprint(catalog)], sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()
 
 
