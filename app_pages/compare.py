@@ -5,7 +5,7 @@ import streamlit as st
 from models import Y_METRICS, pct_label
 from models.view import format_number
 from opx import compare, metrics
-from opx.charts import explorer_chart, multiple_chart
+from opx.charts import multiple_chart
 from opx.errors import OpxError
 from opx.resolve import RULE
 from opx.views import compare_state
@@ -70,8 +70,9 @@ if metric.direction == "lower":
 if not (state.ra and state.rb) and (empty := view.empty_reason()):
     st.info(escape_md(empty))
 elif not (state.ra and state.rb):
-    st.altair_chart(explorer_chart(view, catalog, link=share.share_link("/compare", state)),
-                    key="compare_chart", theme=None)
+    st.vega_lite_chart(data.explorer_spec(compare_state(state),
+                                          share.share_link("/compare", state)),
+                       key="compare_chart", theme=None)
 st.altair_chart(multiple_chart(curve, side_a.name, side_b.name, state.target, metric, state.pct),
                 key="compare_multiple", theme=None)
 curve_note = compare.curve_note(side_a, side_b, at_target)

@@ -72,7 +72,7 @@ def _explorer_base(db: str, stamp: tuple[int, int], state_json: str, x_lo: float
 
 
 def explorer_spec(state: ViewState, link: str) -> dict:
-    """The Explorer's chart as a Vega-Lite spec: `opx.charts.explorer_chart`'s, as every export
+    """The Explorer's chart (on the Explorer and Compare pages) as a Vega-Lite spec: `opx.charts.explorer_chart`'s, as every export
     draws it (tests/unit/test_charts.py checks they are equal), with the layers that stay when
     the target moves built once per view, so a target change builds only the target's layers."""
     return _explorer_spec(str(database()), stamp(), state.model_dump_json(), link)
