@@ -103,7 +103,8 @@ def _styled(chart):
 
 
 def _lean(chart):
-    """`chart` with each layer's inline data cut to the columns its encoding reads: a chart's
+    """`chart` with each layer's inline data cut to the columns its encoding (or a mark
+    property's expression) reads: a chart's
     data is sent to the browser whole at every rerun (and written into every export), and a
     point's run notes and sources are kilobytes no mark draws."""
     for attr in ("layer", "vconcat", "hconcat", "concat"):
@@ -121,6 +122,8 @@ def _lean(chart):
     if not isinstance(data, pd.DataFrame) or chart.encoding is alt.Undefined:
         return chart
     fields = set(_fields(chart.encoding.to_dict(validate=False)))
+    fields |= set(_DATUM.findall(str(chart.mark.to_dict(validate=False)
+                                     if hasattr(chart.mark, "to_dict") else chart.mark)))
     keep = [c for c in data.columns if c in fields]
     if len(keep) < len(data.columns):
         chart = chart.copy(deep=False)
@@ -132,6 +135,9 @@ def _with_data(chart, data: pd.DataFrame):
     chart = chart.copy(deep=False)
     chart.data = data
     return chart
+
+
+_DATUM = re.compile(r"datum\.(\w+)")      # fields a mark property's expression reads
 
 
 def _fields(spec):
@@ -184,19 +190,53 @@ def explorer_base_spec(view: ExplorerView, catalog: Catalog,
 
 
 def with_target(base_spec: dict, view: ExplorerView, catalog: Catalog, link: str = "",
-                as_of: dt.date | None = None) -> dict:
+                as_of: dt.date | None = None, still: bool = False) -> dict:
     """`explorer_chart(view, ...).to_dict()` from the layers that do not move with the target
     (`explorer_base_spec`, stored per view) and those that do (the target line, the figures at
-    the target, the title), so a target change builds only the latter."""
+    the target, the title), so a target change builds only the latter; `still`: as
+    `still_spec` keeps it for the page."""
     _, target = _explorer_parts(view, catalog, explorer_x_domain(view), parts=("target",))
     top = _styled(alt.layer(*target).properties(
         width=WIDTH, height=HEIGHT, title=_explorer_title(view, catalog, link, as_of))).to_dict(
         validate=False)
+    top["layer"] = _own_data(top)
     merged = {k: v for k, v in base_spec.items() if k != "data"}
-    merged["layer"] = _own_data(base_spec) + _own_data(top)
+    merged["layer"] = _own_data(base_spec) + top["layer"]
     merged["datasets"] = {**base_spec.get("datasets", {}), **top.get("datasets", {})}
     merged["title"] = top["title"]
-    return merged
+    return still_spec(merged, top) if still else merged
+
+
+# The page's chart keeps one spec while the target moves: what moves is data in datasets with
+# fixed names (Streamlit then hands the browser new rows instead of a new chart to compile).
+CONTEXT_DATA = "opx_context"
+MOVING_DATA = "opx_target_{}"
+
+
+def still_spec(spec: dict, moving: dict) -> dict:
+    """`spec` (from `with_target`) with what moves with the target read from named datasets: the
+    data of the layers in `moving` (`with_target(..., parts=True)`'s second part) under fixed
+    names, and the lines under the title from a dataset through a Vega signal. It draws the
+    same chart (tests/unit/test_charts.py renders both); two targets inside the data's range
+    give the same spec apart from its datasets."""
+    names = {}
+    for layer in moving.get("layer", []):
+        name = layer.get("data", {}).get("name")
+        if name is not None and name not in names:
+            names[name] = MOVING_DATA.format(len(names))
+    out = dict(spec)
+    out["datasets"] = {names.get(k, k): v for k, v in spec.get("datasets", {}).items()}
+    out["layer"] = [dict(layer, data={"name": names[layer["data"]["name"]]})
+                    if layer.get("data", {}).get("name") in names else layer
+                    for layer in spec["layer"]]
+    title = spec.get("title")
+    if isinstance(title, dict) and isinstance(title.get("subtitle"), list):
+        out["datasets"][CONTEXT_DATA] = [{"line": line} for line in title["subtitle"]]
+        out["title"] = dict(title, subtitle={"signal": f"pluck(data('{CONTEXT_DATA}'), 'line')"})
+        # Vega-Lite compiles a dataset only when a layer reads it: this one draws nothing
+        out["layer"] = out["layer"] + [{"data": {"name": CONTEXT_DATA},
+                                        "mark": {"type": "text", "opacity": 0}}]
+    return out
 
 
 def _own_data(spec: dict) -> list[dict]:
@@ -302,20 +342,21 @@ def _explorer_parts(view: ExplorerView, catalog: Catalog, x_domain: tuple[float,
     base_layers, layers = layers, []
     if "target" not in parts:
         return base_layers, layers
-    target_df = pd.DataFrame({"x": [state.target],
-                              "label": [f"target {format_number(state.target)} {x_metric.unit}"]})
     # The target's label sits left of its line when the line is near the right edge, so it never
-    # runs into the legend.
+    # runs into the legend (a datum's side, so the spec stays when the target moves).
     if state.xscale == "log":
         where = math.log(state.target / x_lo) / math.log(x_hi / x_lo)
     else:
         where = state.target / x_hi
     right = where > 0.7
-    layers.append(alt.Chart(target_df).mark_rule(color="#555", strokeDash=[2, 2]).encode(x=x_enc))
-    layers.append(alt.Chart(target_df).mark_text(align="right" if right else "left",
-                                                 dx=-4 if right else 4, dy=8, color="#333",
-                                                 fontSize=11, font=FONT).encode(
-        x=x_enc, y=alt.value(0), text="label:N"))
+    target_df = pd.DataFrame({"x": [state.target],
+                              "label": [f"target {format_number(state.target)} {x_metric.unit}"],
+                              "align": ["right" if right else "left"], "dx": [-4 if right else 4]})
+    layers.append(alt.Chart(target_df[["x"]]).mark_rule(color="#555", strokeDash=[2, 2]).encode(
+        x=x_enc))
+    layers.append(alt.Chart(target_df).mark_text(
+        align=alt.ExprRef(expr="datum.align"), dx=alt.ExprRef(expr="datum.dx"), dy=8,
+        color="#333", fontSize=11, font=FONT).encode(x=x_enc, y=alt.value(0), text="label:N"))
 
     # each hardware's figure at the target (opx.resolve): an at-least figure is labelled "≥" and
     # its tooltip names the faster point it comes from

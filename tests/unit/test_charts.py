@@ -307,7 +307,9 @@ def test_a_chart_sends_only_the_columns_its_layers_draw(full_db, catalog, query)
         rows = datasets[layer["data"]["name"]] if "name" in layer.get("data", {}) else None
         if not rows:
             continue
-        sent, drawn = set(rows[0]), _encoded_fields(layer.get("encoding", {}))
+        sent = set(rows[0])
+        drawn = _encoded_fields(layer.get("encoding", {})) | set(
+            re.findall(r"datum\.(\w+)", json.dumps(layer.get("mark", {}))))
         assert sent <= drawn, sent - drawn
         assert drawn <= sent, drawn - sent
     assert '"notes":' not in json.dumps(datasets)
@@ -333,3 +335,37 @@ def test_the_page_s_chart_from_its_still_layers_equals_the_exported_chart(full_d
                                                          charts.explorer_x_domain(view)),
                                view, catalog, link=link)
     assert parts == whole
+
+
+@pytest.mark.parametrize("query", ["", "target=5000", "runs=1&points=1&target=120",
+                                   "y=usd_per_mtok&conc=64&baseline=vr-nvl72"])
+def test_the_page_s_still_chart_draws_the_exported_chart(full_db, catalog, query):
+    """The page's chart reads what moves with the target from named datasets and its subtitle
+    through a signal (`still=True`); rendered, it is the exported chart pixel for pixel."""
+    from opx.links import parse_link
+    state = parse_link(f"/?{query}").state
+    view = explore(full_db, state, catalog)
+    link = f"http://example.org/?{query}"
+    exported = explorer_chart(view, catalog, link=link).to_dict()
+    page = charts.with_target(charts.explorer_base_spec(view, catalog,
+                                                        charts.explorer_x_domain(view)),
+                              view, catalog, link=link, still=True)
+    assert page["title"]["subtitle"] != exported["title"]["subtitle"]     # it is a signal
+    assert vlc.vegalite_to_png(page, scale=1) == vlc.vegalite_to_png(exported, scale=1)
+
+
+def test_moving_the_target_inside_the_data_keeps_the_page_s_chart_spec(full_db, catalog):
+    """Inside the data's range a target change changes only the page chart's datasets, so the
+    browser updates rows instead of compiling a new chart; the datasets that do not move keep
+    their names and rows."""
+    specs = []
+    for target in (150.0, 387.0, 420.0):
+        view = explore(full_db, ViewState(target=target), catalog)
+        base = charts.explorer_base_spec(view, catalog, charts.explorer_x_domain(view))
+        specs.append(charts.with_target(base, view, catalog, link=f"/?target={target:g}",
+                                        still=True))
+    still = [{k: v for k, v in s.items() if k != "datasets"} for s in specs]
+    assert still[0] == still[1] == still[2]
+    moved = {k for k in specs[0]["datasets"] if specs[0]["datasets"][k] != specs[1]["datasets"][k]}
+    assert moved and all(k.startswith("opx_") for k in moved)
+    assert set(specs[0]["datasets"]) == set(specs[1]["datasets"])
