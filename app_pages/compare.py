@@ -66,6 +66,8 @@ c3.write(escape_md(compare.lead_summary(curve, side_a, side_b, metric)))
 if metric.direction == "lower":
     st.caption(f"{metric.label} is better lower: a multiple below 1× means {escape_md(side_a.name)} "
                "is cheaper or uses less energy.")
+if not comparing_runs:
+    widgets.caveats(view)
 
 if not (state.ra and state.rb) and (empty := view.empty_reason()):
     st.info(escape_md(empty))
@@ -78,8 +80,7 @@ st.altair_chart(multiple_chart(curve, side_a.name, side_b.name, state.target, me
 curve_note = compare.curve_note(side_a, side_b, at_target)
 if curve_note:
     st.caption(escape_md(curve_note))
-for note in view.notes:
-    st.caption(escape_md(note))
+widgets.view_notes(view)
 
 st.subheader("Share and export")
 share.share_box("/compare", state)

@@ -4,7 +4,7 @@ import streamlit as st
 from models import Y_METRICS, pct_label
 from models.view import format_number
 from opx import metrics
-from opx.charts import over_time_chart
+from opx.charts import ENVELOPE_CAPTION, over_time_chart
 from opx.resolve import RULE
 from ui import data, share, urlstate, widgets
 from ui.text import escape_md
@@ -59,6 +59,8 @@ if base and others:
             st.metric(escape_md(f"{s.name} ÷ {base.name}"), s.multiple_at_peak.short)
             st.caption(escape_md(s.multiple_at_peak.caption(y)))
 
+widgets.caveats(view)
+
 if not state.hw:
     st.info("Choose at least one hardware in the sidebar.")
 elif empty := view.empty_reason():
@@ -66,15 +68,11 @@ elif empty := view.empty_reason():
 else:
     st.vega_lite_chart(data.explorer_spec(state, share.share_link("/", state)),
                        key="explorer_chart", theme=None)
-    st.caption("Lines: each hardware's envelope (frontier over all its runs under the filters), "
-               "interpolated monotonically between points and never extrapolated. Marker shape: "
-               "provenance. Dashed horizontal lines: throughput figures published without an "
-               "interactivity. Circles on the target line: each hardware's value at the target.")
+    st.caption(ENVELOPE_CAPTION)
 
 st.subheader(f"At {target_text}")
 st.dataframe(view.table(), hide_index=True, key="explorer_table")
-for note in view.notes:
-    st.caption(escape_md(note))
+widgets.view_notes(view)
 
 provenance = view.provenance_table()
 if not provenance.empty:

@@ -83,6 +83,7 @@ class Brief:
     points: int
     evidence: list[Evidence] = field(default_factory=list)
     simulated_errors: list[str] = field(default_factory=list)
+    caveats: list[str] = field(default_factory=list)     # beside the figures they qualify
     assumptions: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     fleet_notes: list[str] = field(default_factory=list)
@@ -144,7 +145,7 @@ def build(link: Link, db: Path, catalog: Catalog, base_url: str = "",
         table=_transposed(view.table(), "Hardware", drop=("Source",)),
         link=link_text, exported=as_of, fingerprint=fingerprint(view.points, view.references),
         runs=len(view.run_ids()), points=_count_points(view),
-        evidence=evidence(view), simulated_errors=errors,
+        evidence=evidence(view), simulated_errors=errors, caveats=view.caveats(),
         assumptions=assumptions(view, catalog, y.derived),
         notes=[*link.notices, *_other_notes(view, catalog, errors)])
 

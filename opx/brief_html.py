@@ -101,6 +101,8 @@ def render(brief: Brief) -> bytes:
         f"<header><h1>{html_text(brief.title)}</h1>"
         f'<p class="sub">{html_text(brief.subtitle)}</p></header>',
         _headlines(brief),
+        (f'<section class="caveats"><h2>Caveats of these figures</h2>{_ul(brief.caveats)}'
+         "</section>" if brief.caveats else ""),
         f'<figure class="chart" aria-label="chart">{_svg(brief.chart)}</figure>',
         f"<section><h2>{html_text(brief.table_title)}</h2>{_table(brief.table)}",
         (_ul(brief.fleet_notes) if brief.fleet_notes else ""), "</section>",

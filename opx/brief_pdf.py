@@ -256,6 +256,9 @@ class _Page:
         y = self.table(y + 0.5)
         if b.fleet_notes:
             y = self.items(y + 0.8, b.fleet_notes)
+        if b.caveats:
+            y = self.section(y, "Caveats of these figures")
+            y = self.items(y, b.caveats, limit=len(b.caveats))
         y = self.section(y, "Provenance and sources")
         lines = []
         for e in b.evidence:
@@ -267,7 +270,8 @@ class _Page:
                             else "none stated"))
         y = self.items(y, lines or ["No figures under these filters."], limit=len(lines) or 1)
         if b.simulated_errors:
-            y = self.items(y, [f"Simulated curves' error: {e}" for e in b.simulated_errors],
+            y = self.items(y, [e if e.startswith("Simulated curves") else
+                               f"Simulated curves' error: {e}" for e in b.simulated_errors],
                            limit=2)
         y = self.section(y, "Assumptions")
         y = self.items(y, b.assumptions)

@@ -8,6 +8,7 @@ import math
 import re
 
 import altair as alt
+import numpy as np
 import pandas as pd
 
 from models import Catalog, PROVENANCES, pct_label
@@ -23,6 +24,20 @@ PROVENANCE_SHAPES = {
     "derived": "triangle-up", "interpolated": "cross", "simulated": "triangle-down",
 }
 assert set(PROVENANCE_SHAPES) == set(PROVENANCES)
+
+
+def provenance_shape(used=None, title: str = "Provenance", **legend) -> alt.Shape:
+    """The marker shape by provenance: fixed shapes, and a legend of the provenances `used`
+    (all when None) in the registry's order."""
+    used = set(PROVENANCE_SHAPES if used is None else used)
+    domain = [p for p in PROVENANCE_SHAPES if p in used] or list(PROVENANCE_SHAPES)
+    return alt.Shape("provenance:N", title=title,
+                     scale=alt.Scale(domain=domain, range=[PROVENANCE_SHAPES[p] for p in domain]),
+                     **({"legend": alt.Legend(**legend)} if legend else {}))
+
+
+# Legends sit under the plot, each a column, side by side: at 400 px the plot keeps its width.
+LEGEND = dict(orient="bottom", direction="vertical", labelLimit=220)
 
 FONT = "sans-serif"
 WIDTH, HEIGHT = 760, 440
@@ -159,9 +174,19 @@ def explorer_chart(view: ExplorerView, catalog: Catalog, link: str = "",
     return _styled(_explorer_layers(view, catalog, link, as_of))
 
 
+# What the Explorer's chart draws, said under it on the page (true of every view it can draw).
+ENVELOPE_CAPTION = (
+    "Solid lines: each hardware's envelope from data (its frontier over all runs under the "
+    "filters), with a marker on every point it passes through; between markers it is "
+    "interpolated, and it stops at its last points. Dashed lines: simulated curves over the "
+    "range the simulator reaches, anchored to the hardware's own figures where it has them "
+    "(shaded: the band); a label says where one departs from those figures. Marker shape: "
+    "provenance. Dashed horizontal lines: throughput figures published without an "
+    "interactivity. Circles on the target line: each hardware's figure at the target.")
+
 # the Explorer's envelope kinds: simulated curves anchored to the system's own figures (with a
 # band), simulated curves with nothing to anchor to (or asked unanchored), and data
-SERIES = ("simulated, anchored", "simulated, unanchored", "data")
+SERIES = ("simulated, anchored (shade: its band)", "simulated, unanchored", "data")
 SERIES_DASH = {SERIES[0]: [6, 3], SERIES[1]: [2, 3], SERIES[2]: [1, 0]}
 
 
@@ -204,7 +229,9 @@ def with_target(base_spec: dict, view: ExplorerView, catalog: Catalog, link: str
     merged["layer"] = _own_data(base_spec) + top["layer"]
     merged["datasets"] = {**base_spec.get("datasets", {}), **top.get("datasets", {})}
     merged["title"] = top["title"]
-    return still_spec(merged, top) if still else merged
+    if not still:
+        return merged
+    return still_spec(merged, top, context_lines(view, link, as_of, width=NARROW_CHARS))
 
 
 # The page's chart keeps one spec while the target moves: what moves is data in datasets with
@@ -213,12 +240,13 @@ CONTEXT_DATA = "opx_context"
 MOVING_DATA = "opx_target_{}"
 
 
-def still_spec(spec: dict, moving: dict) -> dict:
+def still_spec(spec: dict, moving: dict, narrow: list[str] | None = None) -> dict:
     """`spec` (from `with_target`) with what moves with the target read from named datasets: the
     data of the layers in `moving` (`with_target(..., parts=True)`'s second part) under fixed
     names, and the lines under the title from a dataset through a Vega signal. It draws the
     same chart (tests/unit/test_charts.py renders both); two targets inside the data's range
-    give the same spec apart from its datasets."""
+    give the same spec apart from its datasets. `narrow`: the subtitle's lines for a chart drawn
+    narrower than NARROW_PX (a phone), where the page's lines would be cut."""
     names = {}
     for layer in moving.get("layer", []):
         name = layer.get("data", {}).get("name")
@@ -231,11 +259,16 @@ def still_spec(spec: dict, moving: dict) -> dict:
                     for layer in spec["layer"]]
     title = spec.get("title")
     if isinstance(title, dict) and isinstance(title.get("subtitle"), list):
-        out["datasets"][CONTEXT_DATA] = [{"line": line} for line in title["subtitle"]]
-        out["title"] = dict(title, subtitle={"signal": f"pluck(data('{CONTEXT_DATA}'), 'line')"})
-        # Vega-Lite compiles a dataset only when a layer reads it: this one draws nothing
-        out["layer"] = out["layer"] + [{"data": {"name": CONTEXT_DATA},
-                                        "mark": {"type": "text", "opacity": 0}}]
+        wide, thin = CONTEXT_DATA, CONTEXT_DATA + "_narrow"
+        out["datasets"][wide] = [{"line": line} for line in title["subtitle"]]
+        out["datasets"][thin] = [{"line": line} for line in (narrow or title["subtitle"])]
+        out["title"] = dict(title, subtitle={
+            "signal": f"width < {NARROW_PX} ? pluck(data('{thin}'), 'line') "
+                      f": pluck(data('{wide}'), 'line')"})
+        # Vega-Lite compiles a dataset only when a layer reads it: these draw nothing
+        out["layer"] = out["layer"] + [{"data": {"name": name},
+                                        "mark": {"type": "text", "opacity": 0}}
+                                       for name in (wide, thin)]
     return out
 
 
@@ -253,11 +286,10 @@ def _explorer_parts(view: ExplorerView, catalog: Catalog, x_domain: tuple[float,
     x_metric = metrics.interactivity(state.pct)
     y_metric = metrics.y_metric(state.y)
     color = alt.Color("hardware_name:N", title="Hardware",
-                      scale=hardware_scale(catalog, state.hw),
-                      legend=alt.Legend(orient="right", labelLimit=220))
-    shape = alt.Shape("provenance:N", title="Provenance",
-                      scale=alt.Scale(domain=list(PROVENANCE_SHAPES),
-                                      range=list(PROVENANCE_SHAPES.values())))
+                      scale=hardware_scale(catalog, state.hw), legend=alt.Legend(**LEGEND))
+    shown = [df for df in (view.points, view.operating) if not df.empty and "provenance" in df]
+    shape = provenance_shape(set().union(*(set(df.provenance.dropna()) for df in shown))
+                             if shown else None, **LEGEND)
 
     pts = _with_text(view.points, y_metric) if "base" in parts else view.points
     x_lo, x_hi = x_domain
@@ -297,14 +329,18 @@ def _explorer_parts(view: ExplorerView, catalog: Catalog, x_domain: tuple[float,
         series = [s for s in (SERIES[2], SERIES[0], SERIES[1]) if s in set(env.series)]
         dash = alt.StrokeDash("series:N", title="Envelope",
                               scale=alt.Scale(domain=series,
-                                              range=[SERIES_DASH[s] for s in series]))
+                                              range=[SERIES_DASH[s] for s in series]),
+                              legend=alt.Legend(**LEGEND, symbolStrokeWidth=2.5,
+                                                symbolType="stroke"))
         layers.append(alt.Chart(env).mark_line(strokeWidth=2.5, interpolate="monotone").encode(
             x=x_enc, y=y_enc, color=color, strokeDash=dash, detail="series:N", order="x:Q"))
+        # every point a curve passes through is marked (a data point large, a simulated one
+        # small), so a stretch between markers reads as interpolated; the size is a value, not
+        # a field the dash legend would merge with
+        env = env.assign(marker_size=[110 if s == SERIES[2] else 25 for s in env.series])
         layers.append(alt.Chart(env).mark_point(filled=True, opacity=1).encode(
             x=x_enc, y=y_enc, color=color, shape=shape, tooltip=tooltip,
-            size=alt.Size("series:N", scale=alt.Scale(
-                domain=series, range=[110 if s == SERIES[2] else 25 for s in series]),
-                legend=None)))
+            size=alt.Size("marker_size:Q", scale=None, legend=None)))
         if "band_lo" in env and env.band_lo.notna().any():
             band = env[env.band_lo.notna() & env.band_hi.notna()]
             layers.append(alt.Chart(band).mark_area(opacity=0.14, clip=True).encode(
@@ -312,6 +348,17 @@ def _explorer_parts(view: ExplorerView, catalog: Catalog, x_domain: tuple[float,
                 color=alt.Color("hardware_name:N", scale=hardware_scale(catalog, state.hw),
                                 legend=None),
                 detail="hardware_name:N"))
+
+    gaps = _departures(env, view.references, y_metric) if "base" in parts and not env.empty \
+        else pd.DataFrame()
+    if not gaps.empty:
+        # a projection that leaves the figures it is anchored to says so where it does
+        for halo in (True, False):
+            layers.append(alt.Chart(gaps).mark_text(
+                align="left", baseline="bottom", dx=6, dy=-6, fontSize=11, font=FONT,
+                fontStyle="italic", limit=alt.ExprRef(expr="width * 0.8"),
+                **(HALO if halo else {})).encode(
+                x=x_enc, y=y_enc, text="gap_label:N", **({} if halo else {"color": color})))
 
     refs = view.references if "base" in parts else view.references.iloc[:0]
     if not refs.empty:
@@ -326,6 +373,7 @@ def _explorer_parts(view: ExplorerView, catalog: Catalog, x_domain: tuple[float,
         for halo in (True, False):      # a white halo keeps the label readable over lines
             layers.append(alt.Chart(refs).mark_text(
                 align="left", baseline="bottom", dx=4, dy=-2, fontSize=11, font=FONT,
+                limit=alt.ExprRef(expr="width - 12"),     # cut with … inside a narrow plot
                 **(HALO if halo else {})).encode(
                 x=alt.value(4), y=label_y, text="ref_label:N", **({} if halo else {"color": color})))
 
@@ -389,13 +437,47 @@ def _explorer_parts(view: ExplorerView, catalog: Catalog, x_domain: tuple[float,
     return base_layers, layers
 
 
+DEPARTURE = 0.05      # a projection this far (or more) from its own system's figures is labelled
+
+
+def _departures(env: pd.DataFrame, refs: pd.DataFrame, metric: metrics.Metric) -> pd.DataFrame:
+    """Where an anchored projection departs from its system's own figures by DEPARTURE or more:
+    its peak against the system's published peak, or its curve against the system's data
+    points under it. One row per hardware, at the projection's peak, with what it departs by."""
+    rows = []
+    for hw, own in env.groupby("hardware_name", sort=False):
+        sim = own[own.simulated & own.series.eq(SERIES[0])].sort_values("x")
+        if len(sim) < 2:
+            continue
+        top = sim.loc[sim.y.idxmax()]
+        said = []
+        peak = refs[refs.hardware_name == hw].y.max() if not refs.empty else float("nan")
+        if peak > 0 and abs(top.y / peak - 1) >= DEPARTURE:
+            said.append(f"peak {metric.format(top.y)}, {abs(top.y / peak - 1):.0%} "
+                        f"{'above' if top.y > peak else 'below'} the published "
+                        f"{metric.format(peak)}")
+        data = own[~own.simulated & own.x.between(sim.x.min(), sim.x.max()) & (own.y > 0)]
+        if not data.empty:
+            at = pd.Series(np.interp(np.log(data.x), np.log(sim.x), sim.y), index=data.index)
+            off = at / data.y - 1
+            worst = off.abs().idxmax()
+            if abs(off[worst]) >= DEPARTURE:
+                said.append(f"{abs(off[worst]):.0%} {'above' if off[worst] > 0 else 'below'} "
+                            f"its data at {format_number(data.x[worst])} tok/s/user")
+        if said:
+            rows.append({"hardware_name": hw, "x": top.x, "y": top.y,
+                         "gap_label": "projection: " + "; ".join(said)})
+    return pd.DataFrame(rows)
+
+
 def _explorer_title(view: ExplorerView, catalog: Catalog, link: str,
                     as_of: dt.date | None) -> alt.TitleParams:
     state = view.state
+    # two lines, so a phone's narrow chart shows the whole title
     return alt.TitleParams(
-        text=f"{metrics.y_metric(state.y).label} vs interactivity: "
-             f"{catalog.model_name(state.model)}, {catalog.workload_name(state.workload)}, "
-             f"{pct_label(state.pct)}",
+        text=[f"{metrics.y_metric(state.y).label} vs interactivity",
+              f"{catalog.model_name(state.model)}, {catalog.workload_name(state.workload)}, "
+              f"{pct_label(state.pct)}"],
         subtitle=context_lines(view, link, as_of),
         anchor="start", font=FONT, subtitleFont=FONT, fontSize=TITLE_SIZE,
         subtitleFontSize=SUBTITLE_SIZE)
@@ -408,6 +490,9 @@ TITLE_SIZE, SUBTITLE_SIZE = 14, 11
 # plot and a long subtitle never widens the image.
 SUBTITLE_CHARS = 128
 MAX_WRAPPED_LINES = 3
+# On the page, a chart narrower than NARROW_PX (a phone) shows the lines under its title wrapped
+# to NARROW_CHARS instead.
+NARROW_PX, NARROW_CHARS = 600, 58
 
 
 def wrap_line(text: str, width: int = SUBTITLE_CHARS,
@@ -435,7 +520,8 @@ def wrap_line(text: str, width: int = SUBTITLE_CHARS,
     return lines
 
 
-def context_lines(view: ExplorerView, link: str = "", as_of: dt.date | None = None) -> list[str]:
+def context_lines(view: ExplorerView, link: str = "", as_of: dt.date | None = None,
+                  width: int = SUBTITLE_CHARS) -> list[str]:
     """Provenance, sources, date and the full link, as lines under the chart title, each wrapped
     to the chart's width."""
     lines = [f"Target {format_number(view.state.target)} tok/s/user, {pct_label(view.state.pct)}. "
@@ -450,7 +536,7 @@ def context_lines(view: ExplorerView, link: str = "", as_of: dt.date | None = No
         lines.append(f"… and {len(sources) - 4} more sources (see the data export)")
     lines.append(f"opx, {(as_of or dt.date.today()).isoformat()}"
                  + (f" · {absolute_link(link)}" if link else ""))
-    return [part for line in lines for part in wrap_line(line)]
+    return [part for line in lines for part in wrap_line(line, width)]
 
 
 def _provenance_summary(view: ExplorerView) -> str:
@@ -521,9 +607,8 @@ def simulate_chart(points: pd.DataFrame, envelope: pd.DataFrame, measured: pd.Da
             x=x_enc, y=y_enc, tooltip=tip))
     if not measured.empty:
         m = measured.rename(columns={"x": x_col, "y": "throughput_total_per_gpu"})
-        shape = alt.Shape("provenance:N", title="Data (not simulated)",
-                          scale=alt.Scale(domain=list(PROVENANCE_SHAPES),
-                                          range=list(PROVENANCE_SHAPES.values())))
+        shape = provenance_shape(set(measured.provenance.dropna()) if "provenance" in measured
+                                 else None, title="Data (not simulated)")
         layers.append(alt.Chart(m).mark_point(size=110, filled=True, color="#1f77b4").encode(
             x=x_enc, y=y_enc, shape=shape,
             tooltip=[alt.Tooltip("label:N", title="Run"), alt.Tooltip("provenance:N"),
@@ -703,10 +788,8 @@ def latency_chart(points: pd.DataFrame, pct: str, conc: float | None,
     dash = alt.StrokeDash("run_name:N", title="Run", sort=names,
                           scale=alt.Scale(domain=names or ["–"],
                                           range=[dashes[i % len(dashes)] for i in nth] or [[1, 0]]))
-    shape = alt.Shape("provenance:N", title="Provenance",
-                      scale=alt.Scale(domain=list(PROVENANCE_SHAPES),
-                                      range=list(PROVENANCE_SHAPES.values())),
-                      legend=alt.Legend(orient="bottom", direction="horizontal"))
+    shape = provenance_shape(set(points.provenance.dropna()) if "provenance" in points else None,
+                             orient="bottom", direction="horizontal")
     p = pct_label(pct)
     x = alt.X("concurrency:Q", title="Concurrency (requests in flight, log scale)",
               scale=alt.Scale(type="log"), axis=alt.Axis(format="~s"))
@@ -843,10 +926,8 @@ def _over_time_layers(rows: pd.DataFrame, metric_title: str, target: float, pct:
     rows = _with_text(rows, metric, "value")
     configs = (rows.drop_duplicates("configuration")[["configuration", "hardware_slug"]]
                .sort_values(["hardware_slug", "configuration"]))
-    shape = alt.Shape("provenance:N", title="Provenance",
-                      scale=alt.Scale(domain=list(PROVENANCE_SHAPES),
-                                      range=list(PROVENANCE_SHAPES.values())),
-                      legend=alt.Legend(orient="right"))
+    shape = provenance_shape(set(rows.provenance.dropna()) if "provenance" in rows else None,
+                             **LEGEND)
     if len(configs) <= MAX_LEGEND:
         # One legend entry per configuration, coloured by its hardware, dashed apart within it.
         dashes = [[1, 0], [6, 3], [2, 2], [10, 3, 2, 3], [1, 3], [12, 4]]
@@ -855,7 +936,7 @@ def _over_time_layers(rows: pd.DataFrame, metric_title: str, target: float, pct:
         color = alt.Color("configuration:N", title="Configuration", sort=names,
                           scale=alt.Scale(domain=names, range=[hardware_color(catalog, h)
                                                                for h in configs.hardware_slug]),
-                          legend=alt.Legend(orient="right", labelLimit=300, symbolStrokeWidth=2.5))
+                          legend=alt.Legend(**dict(LEGEND, labelLimit=300), symbolStrokeWidth=2.5))
         dash = alt.StrokeDash("configuration:N", sort=names, legend=None,
                               scale=alt.Scale(domain=names,
                                               range=[dashes[i % len(dashes)] for i in nth]))
@@ -863,7 +944,7 @@ def _over_time_layers(rows: pd.DataFrame, metric_title: str, target: float, pct:
     else:     # too many for a legend: colour by hardware, a line per configuration
         slugs = list(dict.fromkeys(configs.hardware_slug))
         color = alt.Color("hardware_name:N", title="Hardware", scale=hardware_scale(catalog, slugs),
-                          legend=alt.Legend(orient="right", labelLimit=220))
+                          legend=alt.Legend(**LEGEND))
         line_enc = dict(color=color, detail="configuration:N")
     dates = pd.to_datetime(rows.date) if not rows.empty else pd.Series(dtype="datetime64[ns]")
     if len(dates):

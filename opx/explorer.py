@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -102,6 +103,21 @@ class HardwareSummary:
         return [d for d in (self.data, self.simulated) if d is not None]
 
 
+CAVEAT_CHARS = 160
+
+
+def _caveat(note: str) -> str:
+    """A point's note as a caveat beside a figure: without the source row's id, and a long
+    derivation cut to what it is derived from (the whole note is in "Sources and notes")."""
+    note = re.sub(r"^row \S+: ", "", str(note).strip())
+    if len(note) <= CAVEAT_CHARS:
+        return note
+    head = note.find(": ", 40)
+    if 0 < head <= CAVEAT_CHARS:
+        return note[:head]
+    return note[:CAVEAT_CHARS].rsplit(" ", 1)[0] + " …"
+
+
 @dataclass
 class ExplorerView:
     state: ViewState
@@ -130,6 +146,36 @@ class ExplorerView:
         """The runs whose figures are on screen."""
         ids = [df.run_id for df in (self.points, self.references) if not df.empty]
         return sorted(set(pd.concat(ids))) if ids else []
+
+    def caveats(self) -> list[str]:
+        """What the sources say about the figures on the cards (each hardware's figure at the
+        target and its peak): the notes of the data points behind them, one line per hardware
+        and figure, so a caveat is read beside the figure it qualifies."""
+        out = []
+        for s in self.summaries:
+            for what, rows in (("at the target", self._points_behind(s)),
+                               ("peak", self._peak_behind(s))):
+                notes = [n for n in dict.fromkeys(_caveat(r) for r in rows) if n]
+                if notes:
+                    out.append(f"{s.name}, {what}: {'; '.join(notes)}")
+        return list(dict.fromkeys(out))
+
+    def _points_behind(self, s) -> list[str]:
+        if not s.answer.ok or s.answer.kind == SIMULATED or self.points.empty:
+            return []
+        pts = self.points
+        keys = {(c.run_id, round(c.x, 6)) for c in s.answer.configs}
+        hit = pts[[(r, round(x, 6)) in keys for r, x in zip(pts.run_id, pts.x)]]
+        return [str(n) for n in hit.point_note.dropna()] if "point_note" in hit else []
+
+    def _peak_behind(self, s) -> list[str]:
+        value = s.peak_figure.value
+        if value is None:
+            return []
+        rows = [df[(df.hardware == s.hardware) & ~df.simulated.astype(bool)
+                   & np.isclose(df.y, value)]
+                for df in (self.references, self.points) if not df.empty and "point_note" in df]
+        return [str(n) for df in rows for n in df.point_note.dropna()]
 
     def provenance_table(self) -> pd.DataFrame:
         """One row per figure drawn: where it comes from and what its source says about it."""

@@ -59,6 +59,21 @@ def or_stop(compute, *args):
         st.stop()
 
 
+def caveats(view) -> None:
+    """What the sources say about the figures on the cards, right under them."""
+    if found := view.caveats():
+        st.caption(escape_md("Caveats of these figures: " + " · ".join(found)))
+
+
+def view_notes(view) -> None:
+    """The view's other notes (points left out, simulated curves' anchoring and error), folded
+    into one expander under the table."""
+    if view.notes:
+        with st.expander(f"Notes on this view ({len(view.notes)})", icon=":material/info:"):
+            for note in view.notes:
+                st.caption(escape_md(note))
+
+
 def show_notices(notices: list[str]) -> None:
     for notice in notices:
         st.warning(escape_md(notice), icon=":material/warning:")
