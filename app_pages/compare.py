@@ -64,8 +64,10 @@ c2.caption(escape_md(at_peak.caption(metric)))
 c3.markdown(f"**Where {escape_md(side_a.name)} leads**")
 c3.write(escape_md(compare.lead_summary(curve, side_a, side_b, metric)))
 if metric.direction == "lower":
-    st.caption(f"{metric.label} is better lower: a multiple below 1× means {escape_md(side_a.name)} "
-               "is cheaper or uses less energy.")
+    st.caption(f"{metric.label} is better lower: the multiples say how many times "
+               f"{escape_md(side_a.name)} is {metric.better_word} or {metric.worse_word}; the "
+               "chart of the multiple keeps A ÷ B, where below 1× A is "
+               f"{metric.better_word}.")
 if not comparing_runs:
     widgets.caveats(view)
 

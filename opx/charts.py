@@ -110,6 +110,15 @@ def _stagger(values, top: float, height: float, gap: float = 16.0) -> list[float
     return out
 
 
+def _stagger_on(values, scale: alt.Scale, top: float) -> list[float]:
+    """`_stagger` on the chart's y scale: in log space when the axis is logarithmic."""
+    if scale.type != "log":
+        return _stagger(values, top, HEIGHT)
+    lo, hi = (math.log10(v) for v in scale.domain)
+    moved = _stagger([math.log10(v) - lo if v > 0 else 0.0 for v in values], hi - lo, HEIGHT)
+    return [10 ** (m + lo) for m in moved]
+
+
 def _styled(chart):
     """Fonts of every chart, set once at the top of what is rendered; each layer's data cut to
     the columns it draws."""
@@ -183,6 +192,9 @@ ENVELOPE_CAPTION = (
     "(shaded: the band); a label says where one departs from those figures. Marker shape: "
     "provenance. Dashed horizontal lines: throughput figures published without an "
     "interactivity. Circles on the target line: each hardware's figure at the target.")
+
+# A y axis whose positive figures span more than this many times is drawn on a log scale.
+LOG_SPAN = 30.0
 
 # the Explorer's envelope kinds: simulated curves anchored to the system's own figures (with a
 # band), simulated curves with nothing to anchor to (or asked unanchored), and data
@@ -299,12 +311,22 @@ def _explorer_parts(view: ExplorerView, catalog: Catalog, x_domain: tuple[float,
     ys += list(view.references.y) if not view.references.empty else []
     y_top = max(ys) * 1.08 if ys else 1
     y_scale = alt.Scale(domain=[0, y_top], nice=True)
+    positive = [v for v in ys if v and v > 0]
+    y_log = (y_metric.direction == "lower" and bool(positive)
+             and max(positive) / min(positive) > LOG_SPAN)
+    if y_log:     # costs and energies that span decades: on a linear axis the best lie on 0
+        y_scale = alt.Scale(type="log", domain=[min(positive) / 1.3, max(positive) * 1.3])
     x_enc = alt.X("x:Q", title=x_metric.title, scale=x_scale)
     y_enc = alt.Y("y:Q", title=y_metric.title, scale=y_scale, axis=alt.Axis(**y_metric.axis))
     # labels moved apart so none is written over another (same scale, axis and title as y)
     label_y = alt.Y("label_y:Q", title=y_metric.title, scale=y_scale,
                     axis=alt.Axis(**y_metric.axis))
     tooltip = _tooltip(y_metric.title, x_metric.title)
+
+    def across(x: float) -> float:
+        """Where `x` lies across the plot, 0 (left) to 1 (right)."""
+        return (math.log(x / x_lo) / math.log(x_hi / x_lo) if state.xscale == "log"
+                else x / x_hi)
 
     layers: list[alt.Chart] = []
     env = pts[pts.on_envelope] if not pts.empty else pts
@@ -349,14 +371,15 @@ def _explorer_parts(view: ExplorerView, catalog: Catalog, x_domain: tuple[float,
                                 legend=None),
                 detail="hardware_name:N"))
 
-    gaps = _departures(env, view.references, y_metric) if "base" in parts and not env.empty \
+    gaps = _departures(env, view.references, across) if "base" in parts and not env.empty \
         else pd.DataFrame()
     if not gaps.empty:
         # a projection that leaves the figures it is anchored to says so where it does
         for halo in (True, False):
             layers.append(alt.Chart(gaps).mark_text(
-                align="left", baseline="bottom", dx=6, dy=-6, fontSize=11, font=FONT,
-                fontStyle="italic", limit=alt.ExprRef(expr="width * 0.8"),
+                align=alt.ExprRef(expr="datum.align"), dx=alt.ExprRef(expr="datum.dx"),
+                baseline="bottom", dy=-6, fontSize=11, font=FONT,
+                fontStyle="italic", limit=alt.ExprRef(expr="width * 0.75"),
                 **(HALO if halo else {})).encode(
                 x=x_enc, y=y_enc, text="gap_label:N", **({} if halo else {"color": color})))
 
@@ -365,7 +388,7 @@ def _explorer_parts(view: ExplorerView, catalog: Catalog, x_domain: tuple[float,
         refs = refs.assign(
             ref_label=[f"{n} {y_metric.format(v)} ({p}): peak, interactivity not stated"
                        for n, v, p in zip(refs.hardware_name, refs.y, refs.provenance)],
-            label_y=_stagger(list(refs.y), y_top, HEIGHT))
+            label_y=_stagger_on(list(refs.y), y_scale, y_top))
         layers.append(alt.Chart(refs).mark_rule(strokeDash=[6, 4], strokeWidth=1.5).encode(
             y=y_enc, color=color,
             tooltip=[alt.Tooltip("ref_label:N", title="Reference"),
@@ -392,11 +415,7 @@ def _explorer_parts(view: ExplorerView, catalog: Catalog, x_domain: tuple[float,
         return base_layers, layers
     # The target's label sits left of its line when the line is near the right edge, so it never
     # runs into the legend (a datum's side, so the spec stays when the target moves).
-    if state.xscale == "log":
-        where = math.log(state.target / x_lo) / math.log(x_hi / x_lo)
-    else:
-        where = state.target / x_hi
-    right = where > 0.7
+    right = across(state.target) > 0.7
     target_df = pd.DataFrame({"x": [state.target],
                               "label": [f"target {format_number(state.target)} {x_metric.unit}"],
                               "align": ["right" if right else "left"], "dx": [-4 if right else 4]})
@@ -421,7 +440,7 @@ def _explorer_parts(view: ExplorerView, catalog: Catalog, x_domain: tuple[float,
                                "how": [how.get(a.how, a.how)
                                        + (" (projection)" if a.kind == SIMULATED else "")
                                        for _, a in hits]})
-        hit_df["label_y"] = _stagger(list(hit_df.y), y_top, HEIGHT)
+        hit_df["label_y"] = _stagger_on(list(hit_df.y), y_scale, y_top)
         layers.append(alt.Chart(hit_df).mark_point(size=260, shape="circle", filled=False,
                                                    strokeWidth=2).encode(
             x=x_enc, y=y_enc, color=color,
@@ -440,33 +459,39 @@ def _explorer_parts(view: ExplorerView, catalog: Catalog, x_domain: tuple[float,
 DEPARTURE = 0.05      # a projection this far (or more) from its own system's figures is labelled
 
 
-def _departures(env: pd.DataFrame, refs: pd.DataFrame, metric: metrics.Metric) -> pd.DataFrame:
-    """Where an anchored projection departs from its system's own figures by DEPARTURE or more:
-    its peak against the system's published peak, or its curve against the system's data
-    points under it. One row per hardware, at the projection's peak, with what it departs by."""
+def _departures(env: pd.DataFrame, refs: pd.DataFrame, where) -> pd.DataFrame:
+    """Where an anchored projection departs from its system's own figures by DEPARTURE or more,
+    in throughput (so the same on every metric): its peak against the system's published peak,
+    or its curve against the system's data points under it. One row per hardware, at the
+    projection's peak throughput; `where(x)` is the point's place across the plot (0-1), which
+    puts the label on the side with room."""
+    tput = "tput" if "tput" in env else "y"
     rows = []
     for hw, own in env.groupby("hardware_name", sort=False):
         sim = own[own.simulated & own.series.eq(SERIES[0])].sort_values("x")
         if len(sim) < 2:
             continue
-        top = sim.loc[sim.y.idxmax()]
+        top = sim.loc[sim[tput].idxmax()]
         said = []
-        peak = refs[refs.hardware_name == hw].y.max() if not refs.empty else float("nan")
-        if peak > 0 and abs(top.y / peak - 1) >= DEPARTURE:
-            said.append(f"peak {metric.format(top.y)}, {abs(top.y / peak - 1):.0%} "
-                        f"{'above' if top.y > peak else 'below'} the published "
-                        f"{metric.format(peak)}")
-        data = own[~own.simulated & own.x.between(sim.x.min(), sim.x.max()) & (own.y > 0)]
+        mine = refs[refs.hardware_name == hw] if not refs.empty else refs
+        peak = mine[tput if tput in mine else "y"].max() if not mine.empty else float("nan")
+        if peak > 0 and abs(top[tput] / peak - 1) >= DEPARTURE:
+            said.append(f"peak {abs(top[tput] / peak - 1):.0%} "
+                        f"{'above' if top[tput] > peak else 'below'} the published one")
+        data = own[~own.simulated & own.x.between(sim.x.min(), sim.x.max()) & (own[tput] > 0)]
         if not data.empty:
-            at = pd.Series(np.interp(np.log(data.x), np.log(sim.x), sim.y), index=data.index)
-            off = at / data.y - 1
+            at = np.interp(np.log(data.x), np.log(sim.x), sim[tput])
+            off = pd.Series(at / data[tput].to_numpy() - 1, index=data.index)
             worst = off.abs().idxmax()
             if abs(off[worst]) >= DEPARTURE:
-                said.append(f"{abs(off[worst]):.0%} {'above' if off[worst] > 0 else 'below'} "
-                            f"its data at {format_number(data.x[worst])} tok/s/user")
+                said.append(f"{abs(off[worst]):.0%} "
+                            f"{'above' if off[worst] > 0 else 'below'} its data at "
+                            f"{format_number(data.x[worst])} tok/s/user")
         if said:
+            right = where(top.x) > 0.5
             rows.append({"hardware_name": hw, "x": top.x, "y": top.y,
-                         "gap_label": "projection: " + "; ".join(said)})
+                         "gap_label": "projected throughput: " + "; ".join(said),
+                         "align": "right" if right else "left", "dx": -8 if right else 6})
     return pd.DataFrame(rows)
 
 

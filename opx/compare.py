@@ -220,8 +220,8 @@ def run_multiples(a: Side, b: Side, target: float, metric: metrics.Metric, pct: 
     from opx import resolve
     (at_a, peak_a), (at_b, peak_b) = (run_answer(a, target, metric, pct),
                                       run_answer(b, target, metric, pct))
-    return (resolve.multiple_at_target(at_a, at_b, target),
-            resolve.multiple_at_peak(peak_a, peak_b, a.name, b.name))
+    return (resolve.multiple_at_target(at_a, at_b, target, metric),
+            resolve.multiple_at_peak(peak_a, peak_b, a.name, b.name, metric))
 
 
 def hardware_multiples(view: ExplorerView) -> tuple[Multiple, Multiple]:

@@ -208,7 +208,7 @@ class ExplorerView:
                 f"Projection at target ({y.unit})": _projection_cell(s.projection, sim, pct, y),
                 f"× {base_name} at target": "baseline" if s.multiple_at_target is None
                     else s.multiple_at_target.text,
-                f"{peak} ({y.unit})": _peak_cell(s.peak, "no data"),
+                f"{peak} ({y.unit})": _peak_cell(s.peak, "no data", y),
                 "Provenance at peak": s.peak_provenance,
                 "Simulated curve": (self.anchoring[s.hardware].text
                                     if sim and s.hardware in self.anchoring else ""),
@@ -229,8 +229,8 @@ def _projection_cell(p: Answer, d: Drawn | None, pct: str, y: metrics.Metric) ->
     return f"not reachable (tops out at {metrics.format_value(d.x_hi)})"
 
 
-def _peak_cell(value: float | None, missing: str) -> str:
-    return metrics.format_value(value) if value is not None else missing
+def _peak_cell(value: float | None, missing: str, metric: metrics.Metric | None = None) -> str:
+    return metrics.format_value(value, metric) if value is not None else missing
 
 
 def filters_for(state: ViewState) -> queries.Filters:
@@ -425,9 +425,10 @@ def finish(p: Prepared, state: ViewState, catalog: Catalog) -> ExplorerView:
     base = next((s for s in summaries if s.hardware == baseline), None)
     if base is not None:
         summaries = [s if s is base else dataclasses.replace(
-            s, multiple_at_target=resolver.multiple_at_target(s.answer, base.answer, state.target),
+            s, multiple_at_target=resolver.multiple_at_target(s.answer, base.answer, state.target,
+                                                              metric),
             multiple_at_peak=resolver.multiple_at_peak(s.peak_figure, base.peak_figure, s.name,
-                                                       base.name))
+                                                       base.name, metric))
             for s in summaries]
     cover_by_hw = {r.hardware: r for r in cover.itertuples()} if not cover.empty else {}
     for hw in state.hw:
@@ -454,8 +455,11 @@ def finish(p: Prepared, state: ViewState, catalog: Catalog) -> ExplorerView:
                              f"so none is claimed); choose {given.split(' and ')[-1]} to see "
                              "the simulated curves.")
             if c.missing_y:
-                notes.append(f"{name}: {c.missing_y} point(s) have no {state.y} throughput "
-                             "in their source and are not drawn.")
+                stated = metrics.y_metric(metric.base or state.y).label
+                stated = stated[0].lower() + stated[1:]
+                notes.append(f"{name}: {c.missing_y} point(s) have no {stated} in their source"
+                             + (f", so no {metric.label.lower()}," if metric.derived else "")
+                             + " and are not drawn.")
     if state.pct != "p50" and any(s.simulated is not None and s.simulated.has_curve
                                   for s in summaries):
         from opx.simulate.spread import load, note_text

@@ -149,6 +149,7 @@ class Multiple:
     a: Figure | None = None          # the figures divided, when there is a number
     b: Figure | None = None
     bounds: tuple[str, ...] = ()     # the sides whose figure is a bound ("at least"), by name
+    metric: object = None            # the view's `opx.metrics.Metric`: how the number reads
 
     @property
     def kind(self) -> str:
@@ -176,7 +177,7 @@ class Multiple:
         """The number alone, or "no multiple": fits a headline figure; the basis or the reason
         goes beside it."""
         from opx.metrics import format_multiple
-        return format_multiple(self.value) if self.value is not None else "no multiple"
+        return format_multiple(self.value, self.metric) if self.value is not None else "no multiple"
 
     def caption(self, metric) -> str:
         """The figures divided, written as `metric` (an `opx.metrics.Metric`) writes them, and

@@ -33,6 +33,9 @@ class Metric:
     direction: Literal["higher", "lower"]
     base: str | None = None       # derived metrics: the throughput metric they are computed from
     kind: Kind = "count"          # how its figures are written: see `format` and `axis`
+    # lower-is-better metrics: how a multiple reads (A/B below 1: "41× cheaper"; above: "2× costlier")
+    better_word: str = ""
+    worse_word: str = ""
 
     @property
     def title(self) -> str:
@@ -108,10 +111,10 @@ Y_METRICS: dict[str, Metric] = {
     "usd_per_mtok": Metric("usd_per_mtok", "Cost per million tokens", "$/M tokens",
                            "throughput_total_per_gpu",
                            "($/GPU-hour) / (total tok/s/GPU x 3600 / 1e6)", "lower", base="total",
-                           kind="money"),
+                           kind="money", better_word="cheaper", worse_word="costlier"),
     "j_per_token": Metric("j_per_token", "Energy per token", "J/token", "throughput_total_per_gpu",
                           "all-in W per GPU / total tok/s/GPU", "lower", base="total",
-                          kind="energy"),
+                          kind="energy", better_word="less energy", worse_word="more energy"),
 }
 
 
@@ -140,9 +143,15 @@ def format_value(value: float | None, metric: Metric | None = None, unit: bool =
     return _short(float(value))
 
 
-def format_multiple(value: float | None) -> str:
+def format_multiple(value: float | None, metric: "Metric | None" = None) -> str:
+    """A / B: "58×"; for a lower-is-better metric it says which way, "41× cheaper" (A/B 0.0241),
+    "1.9× costlier" (A/B 1.9)."""
     if _missing(value):
         return "–"
+    if metric is not None and metric.direction == "lower" and metric.better_word and value > 0:
+        if value < 1:
+            return f"{format_multiple(1 / value)} {metric.better_word}"
+        return f"{format_multiple(value)} {metric.worse_word}" if value > 1 else "1× (the same)"
     return f"{_fixed(value, 3)}×" if value < 100 else f"{value:,.0f}×"
 
 

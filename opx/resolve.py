@@ -353,7 +353,7 @@ def peak_of_kind(inputs: Inputs, hw: str, simulated: bool) -> Peak:
                 str(top.get("source_text", "")))
 
 
-def multiple_at_target(a: Answer, b: Answer, target: float) -> Multiple:
+def multiple_at_target(a: Answer, b: Answer, target: float, metric=None) -> Multiple:
     """A / B of the two figures shown, saying when they mix kinds or are bounds; else why not
     (the baseline's reason first)."""
     t = f"{format_number(target)} tok/s/user"
@@ -363,13 +363,13 @@ def multiple_at_target(a: Answer, b: Answer, target: float) -> Multiple:
     if not b.value:
         return Multiple(None, f"{b.name} is zero at {t}")
     return Multiple(a.value / b.value, a=a.figure(), b=b.figure(),
-                    bounds=tuple(s.name for s in (a, b) if s.bound))
+                    bounds=tuple(s.name for s in (a, b) if s.bound), metric=metric)
 
 
-def multiple_at_peak(a: Peak, b: Peak, a_name: str, b_name: str) -> Multiple:
+def multiple_at_peak(a: Peak, b: Peak, a_name: str, b_name: str, metric=None) -> Multiple:
     for side, name in ((b, b_name), (a, a_name)):
         if side.value is None:
             return Multiple(None, f"no {name} data")
     if not b.value:
         return Multiple(None, f"{b_name} is zero at peak")
-    return Multiple(a.value / b.value, a=a.figure(), b=b.figure())
+    return Multiple(a.value / b.value, a=a.figure(), b=b.figure(), metric=metric)

@@ -46,7 +46,7 @@ def test_cost_metric_with_an_edited_price_by_hand(app):
     assert not at.exception
     rubin = 3.71 / (1.7e6 * 3600 / 1e6)                          # catalog price, assumed
     gb300 = 2.0 / (29310 * 3600 / 1e6)                           # price set in the link
-    assert metric_values(at)[0] == f"{rubin / gb300:.3g}×"
+    assert metric_values(at)[0] == f"{gb300 / rubin:.3g}× cheaper"    # A/B below 1: A cheaper
     assert at.number_input(key="price_gb300-nvl72").value == 2.0
     assert any("set in this view" in c.value.replace("\\", "") for c in list(at.caption) + list(at.markdown))
 
