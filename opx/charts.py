@@ -284,6 +284,19 @@ def still_spec(spec: dict, moving: dict, narrow: list[str] | None = None) -> dic
     return out
 
 
+def on_page(spec: dict) -> dict:
+    """`spec` as a page draws it at the browser's width (Streamlit sets `width` to the
+    column's): the height stays the plot's, as in an export, instead of the title and legends
+    being squeezed into it; below NARROW_PX (a phone) the legends are stacked."""
+    out = dict(spec, autosize={"type": "fit-x", "contains": "padding"})
+    config = dict(out.get("config", {}))
+    config["legend"] = dict(config.get("legend", {}), layout={"bottom": {
+        "anchor": "start", "margin": 12,
+        "direction": {"signal": f"width < {NARROW_PX} ? 'vertical' : 'horizontal'"}}})
+    out["config"] = config
+    return out
+
+
 def _own_data(spec: dict) -> list[dict]:
     """A layered spec's layers, each with its data (Altair puts data the layers share on top)."""
     shared = spec.get("data")

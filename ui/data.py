@@ -61,7 +61,7 @@ def _explorer_spec(db: str, stamp: tuple[int, int], state_json: str, link: str) 
     still = ViewState.model_validate_json(state_json).model_copy(
         update={"target": ViewState().target, "baseline": None})
     base = _explorer_base(db, stamp, still.model_dump_json(), *charts.explorer_x_domain(view))
-    return charts.with_target(base, view, catalog(), link=link, still=True)
+    return charts.on_page(charts.with_target(base, view, catalog(), link=link, still=True))
 
 
 @st.cache_data(ttl=300, max_entries=64, show_spinner=False)
