@@ -65,6 +65,10 @@ def hardware_scale(catalog: Catalog, slugs) -> alt.Scale:
                      range=[hardware_color(catalog, h) for h in slugs])
 
 
+# what a deployment label's words mean (`models.Deployment.describe`), said where it is read
+DEPLOYMENT_TITLE = "Deployment (TP, EP, DPA: DP attention, P+D: prefill+decode GPUs)"
+
+
 def _tooltip(y_title: str, x_title: str) -> list[alt.Tooltip]:
     return [
         alt.Tooltip("hardware_name:N", title="Hardware"),
@@ -72,10 +76,10 @@ def _tooltip(y_title: str, x_title: str) -> list[alt.Tooltip]:
         alt.Tooltip("x:Q", title=x_title, format=",.4~g"),
         alt.Tooltip("y_text:N", title=y_title),
         alt.Tooltip("concurrency:Q", title="Concurrency", format=",.0f"),
-        alt.Tooltip("framework:N", title="Framework"),
+        alt.Tooltip("framework_text:N", title="Framework"),
         alt.Tooltip("precision:N", title="Precision"),
-        alt.Tooltip("deployment:N", title="Deployment"),
-        alt.Tooltip("gpus_total:Q", title="GPUs (all)"),
+        alt.Tooltip("deployment:N", title=DEPLOYMENT_TITLE),
+        alt.Tooltip("gpus_total:Q", title="GPUs (all)", format=",.0f"),
         alt.Tooltip("date:N", title="Date"),
         alt.Tooltip("provenance:N", title="Provenance"),
         alt.Tooltip("point_note:N", title="Note"),
@@ -649,7 +653,8 @@ def simulate_chart(points: pd.DataFrame, envelope: pd.DataFrame, measured: pd.Da
                                  else None, title="Data (not simulated)")
         layers.append(alt.Chart(m).mark_point(size=110, filled=True, color="#1f77b4").encode(
             x=x_enc, y=y_enc, shape=shape,
-            tooltip=[alt.Tooltip("label:N", title="Run"), alt.Tooltip("provenance:N"),
+            tooltip=[alt.Tooltip("label:N", title="Run"),
+                     alt.Tooltip("provenance:N", title="Provenance"),
                      alt.Tooltip(f"{x_col}:Q", title=x_title, format=",.4~g"),
                      alt.Tooltip("throughput_total_per_gpu:Q", title=y_title, format=",.4~s"),
                      alt.Tooltip("source_text:N", title="Source")]))

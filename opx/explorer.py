@@ -126,6 +126,9 @@ class ExplorerView:
     references: pd.DataFrame          # throughput figures with no stated interactivity
     summaries: list[HardwareSummary]
     notes: list[str] = field(default_factory=list)
+    # the notes that say a chosen hardware has nothing here (also in `notes`): a page shows them
+    # where they are seen, not folded away
+    missing: list[str] = field(default_factory=list)
     operating: pd.DataFrame = field(default_factory=pd.DataFrame)   # points at `conc`, if asked
     anchoring: dict = field(default_factory=dict)   # hardware -> opx.anchoring.Anchoring
 
@@ -397,6 +400,7 @@ def finish(p: Prepared, state: ViewState, catalog: Catalog) -> ExplorerView:
     anchoring, econ = p.anchoring, p.econ
     metric = metrics.y_metric(state.y)
     baseline = state.effective_baseline()
+    missing: list[str] = []
     notes: list[str] = ([f"Only runs with {state.run_filter_text()} are drawn."]
                         if state.run_filter_text() else [])
 
@@ -440,8 +444,9 @@ def finish(p: Prepared, state: ViewState, catalog: Catalog) -> ExplorerView:
                          f"price={hw}:<USD per GPU-hour> and power={hw}:<W> in the link.")
         c = cover_by_hw.get(hw)
         if c is None:
-            notes.append(f"No runs of {name} for {catalog.model_name(state.model)} on "
-                         f"{catalog.workload_name(state.workload)} under these filters.")
+            missing.append(f"No runs of {name} for {catalog.model_name(state.model)} on "
+                           f"{catalog.workload_name(state.workload)} under these filters.")
+            notes.append(missing[-1])
         else:
             if c.missing_pct:
                 notes.append(f"{name}: {c.missing_pct} point(s) have no {pct_label(state.pct)} "
@@ -478,7 +483,8 @@ def finish(p: Prepared, state: ViewState, catalog: Catalog) -> ExplorerView:
         if text:
             notes.append(f"Simulated curves' error: {text}.")
     return ExplorerView(state=state, baseline=baseline, points=pts, references=refs,
-                        summaries=summaries, notes=notes, operating=near, anchoring=anchoring)
+                        summaries=summaries, notes=notes, missing=missing, operating=near,
+                        anchoring=anchoring)
 
 
 def _drawn(inputs: resolver.Inputs, hw: str, simulated: bool) -> Drawn | None:
@@ -544,11 +550,15 @@ def _source_text(source: str, url: str) -> str:
 
 
 def _decorate(df: pd.DataFrame, catalog: Catalog) -> pd.DataFrame:
-    """Add display columns: hardware name, deployment label, source text."""
+    """Add display columns: hardware name, deployment label, framework and version, source
+    text."""
     if df.empty:
-        return df.assign(hardware_name=[], deployment=[], source_text=[])
+        return df.assign(hardware_name=[], deployment=[], source_text=[], framework_text=[])
     df = df.copy()
     df["hardware_name"] = [catalog.hardware_name(h) for h in df.hardware]
+    versions = df["framework_version"] if "framework_version" in df else pd.Series("", index=df.index)
+    df["framework_text"] = [" ".join(str(p) for p in (f, v) if _given(p) and str(p))
+                            for f, v in zip(df.framework, versions)]
     df["deployment"] = [_deployment_label(r) for r in df.itertuples()]
     df["source_text"] = [_source_text(s, u) for s, u in zip(df.source, df.source_url)]
     df["date"] = df["date"].astype(str).replace({"NaT": "", "None": ""})

@@ -66,11 +66,14 @@ def caveats(view) -> None:
 
 
 def view_notes(view) -> None:
-    """The view's other notes (points left out, simulated curves' anchoring and error), folded
-    into one expander under the table."""
-    if view.notes:
-        with st.expander(f"Notes on this view ({len(view.notes)})", icon=":material/info:"):
-            for note in view.notes:
+    """A chosen hardware with nothing here, said plainly; the view's other notes (points left
+    out, simulated curves' anchoring and error) folded into one expander under the table."""
+    for note in view.missing:
+        st.info(escape_md(note))
+    rest = [n for n in view.notes if n not in view.missing]
+    if rest:
+        with st.expander(f"Notes on this view ({len(rest)})", icon=":material/info:"):
+            for note in rest:
                 st.caption(escape_md(note))
 
 

@@ -286,6 +286,22 @@ def test_every_chart_builder_renders_through_vl_convert(full_db, catalog):
         spec = chart.to_dict()
         assert vlc.vegalite_to_svg(spec).lstrip().startswith("<svg"), name
         assert vlc.vegalite_to_png(spec, scale=1)[:4] == b"\x89PNG", name
+        for tip in _tooltips(spec):
+            # every field a reader hovers is named for people (no column names) and a number is
+            # written short (or is a text column the metric registry wrote)
+            assert tip.get("title") and "_" not in tip["title"], (name, tip)
+            if tip.get("type") == "quantitative":
+                assert tip.get("format"), (name, tip)
+
+
+def _tooltips(spec) -> list[dict]:
+    if isinstance(spec, dict):
+        own = spec.get("tooltip")
+        found = own if isinstance(own, list) else [own] if isinstance(own, dict) else []
+        return found + [t for v in spec.values() for t in _tooltips(v)]
+    if isinstance(spec, list):
+        return [t for v in spec for t in _tooltips(v)]
+    return []
 
 
 def _encoded_fields(spec) -> set[str]:
