@@ -5,7 +5,7 @@ import streamlit as st
 from models import Y_METRICS, pct_label
 from models.view import format_number
 from opx import compare, metrics
-from opx.charts import multiple_chart
+from opx.charts import multiple_chart, on_page
 from opx.errors import OpxError
 from opx.resolve import RULE
 from opx.views import compare_state
@@ -77,8 +77,8 @@ elif not (state.ra and state.rb):
     st.vega_lite_chart(data.explorer_spec(compare_state(state),
                                           share.share_link("/compare", state)),
                        key="compare_chart", theme=None)
-st.altair_chart(multiple_chart(curve, side_a.name, side_b.name, state.target, metric, state.pct),
-                key="compare_multiple", theme=None)
+st.vega_lite_chart(on_page(multiple_chart(curve, side_a.name, side_b.name, state.target, metric,
+                                          state.pct)), key="compare_multiple", theme=None)
 curve_note = compare.curve_note(side_a, side_b, at_target)
 if curve_note:
     st.caption(escape_md(curve_note))

@@ -71,7 +71,8 @@ else:
     st.caption(ENVELOPE_CAPTION)
 
 st.subheader(f"At {target_text}")
-st.dataframe(view.table(), hide_index=True, key="explorer_table")
+st.dataframe(view.table(), hide_index=True, key="explorer_table",     # wide: it scrolls,
+             column_config={"Hardware": st.column_config.TextColumn(pinned=True)})  # named
 widgets.view_notes(view)
 
 provenance = view.provenance_table()

@@ -4,7 +4,7 @@ import streamlit as st
 from models.vocab import pct_label
 from models.view import widget_range
 from opx import views
-from opx.charts import planner_chart
+from opx.charts import on_page, planner_chart
 from ui import data, share, urlstate, widgets
 from ui.text import escape_md
 
@@ -39,8 +39,8 @@ for note in result.notes:
 link_text = share.share_link("/planner", state)
 title, subtitle = views.planner_context(result, catalog, link_text)
 if not result.rows.empty:
-    st.altair_chart(planner_chart(result.rows, title, subtitle, catalog), key="planner_chart",
-                    theme=None)
+    st.vega_lite_chart(on_page(planner_chart(result.rows, title, subtitle, catalog)),
+                       key="planner_chart", theme=None)
     pct = pct_label(state.pct)
     text, right = st.column_config.TextColumn, "right"
     st.dataframe(result.table(), hide_index=True, key="planner_table", column_config={

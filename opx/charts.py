@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import json
 import math
 import re
 
@@ -288,11 +289,28 @@ def still_spec(spec: dict, moving: dict, narrow: list[str] | None = None) -> dic
     return out
 
 
-def on_page(spec: dict) -> dict:
-    """`spec` as a page draws it at the browser's width (Streamlit sets `width` to the
-    column's): the height stays the plot's, as in an export, instead of the title and legends
-    being squeezed into it; below NARROW_PX (a phone) the legends are stacked."""
+def on_page(spec) -> dict:
+    """`spec` (a Vega-Lite dict or an Altair chart) as a page draws it at the browser's width
+    (Streamlit sets `width` to the column's): the height stays the plot's, as in an export,
+    instead of the title and legends being squeezed into it; below NARROW_PX (a phone) the
+    legends are stacked. Concatenated charts keep their own sizes (Vega-Lite fits no concat)."""
+    if not isinstance(spec, dict):
+        spec = spec.to_dict()
+    if not ("layer" in spec or "mark" in spec):
+        return spec
     out = dict(spec, autosize={"type": "fit-x", "contains": "padding"})
+    title = out.get("title")
+    if isinstance(title, dict):
+        title = dict(title)
+        for part, chars in (("text", NARROW_TITLE_CHARS), ("subtitle", NARROW_CHARS)):
+            lines = title.get(part)
+            lines = [lines] if isinstance(lines, str) else lines
+            if isinstance(lines, list):
+                thin = [piece for line in lines for piece in wrap_line(line, chars, max_lines=4)]
+                if thin != lines:      # a phone's chart wraps them shorter instead of cutting
+                    title[part] = {"signal": f"width < {NARROW_PX} ? {json.dumps(thin)} "
+                                             f": {json.dumps(lines)}"}
+        out["title"] = title
     config = dict(out.get("config", {}))
     config["legend"] = dict(config.get("legend", {}), layout={"bottom": {
         "anchor": "start", "margin": 12,
@@ -534,7 +552,7 @@ SUBTITLE_CHARS = 128
 MAX_WRAPPED_LINES = 3
 # On the page, a chart narrower than NARROW_PX (a phone) shows the lines under its title wrapped
 # to NARROW_CHARS instead.
-NARROW_PX, NARROW_CHARS = 600, 58
+NARROW_PX, NARROW_CHARS, NARROW_TITLE_CHARS = 600, 58, 40
 
 
 def wrap_line(text: str, width: int = SUBTITLE_CHARS,
@@ -650,7 +668,7 @@ def simulate_chart(points: pd.DataFrame, envelope: pd.DataFrame, measured: pd.Da
     if not measured.empty:
         m = measured.rename(columns={"x": x_col, "y": "throughput_total_per_gpu"})
         shape = provenance_shape(set(measured.provenance.dropna()) if "provenance" in measured
-                                 else None, title="Data (not simulated)")
+                                 else None, title="Data (not simulated)", **LEGEND)
         layers.append(alt.Chart(m).mark_point(size=110, filled=True, color="#1f77b4").encode(
             x=x_enc, y=y_enc, shape=shape,
             tooltip=[alt.Tooltip("label:N", title="Run"),
@@ -909,16 +927,15 @@ def planner_chart(rows: pd.DataFrame, title: str, subtitle: list[str],
     })
     data["text"] = [f"{c} · {f} · {p}" for c, f, p in
                     zip(data.cost, data.fleet, data.provenance)]
-    # room right of every bar for its label (12 px text, under 6.6 px a character, in a plot of
-    # about WIDTH - 130 px), so no label runs off the plot or over another
-    plot = WIDTH - 130
-    top = max([v * plot / max(plot - 6.6 * len(t) - 12, plot / 4)
-               for v, t in zip(data.value, data.text) if v > 0] or [1.0])
+    # each bar's label sits above it from the plot's left edge, so at any width it has the
+    # plot's whole width (cut with … on a phone) and never runs off past a long bar
+    top = max([v for v in data.value if v > 0] or [1.0]) * 1.05
     # dollars with as many decimals as the ticks need ($0.02, $0.0004), never SI prefixes
     decimals = max(2, -math.floor(math.log10(top / 5)))
     x = alt.X("value:Q", title=label, scale=alt.Scale(domain=[0, top], nice=False),
-              axis=alt.Axis(format="$,.0f" if by_hour else f"$,.{decimals}f", tickCount=5,
-                            grid=True))
+              axis=alt.Axis(format="$,.0f" if by_hour else f"$,.{decimals}f",
+                            tickCount=alt.ExprRef(expr="max(2, floor(width / 110))"),
+                            labelOverlap="greedy", grid=True))
     y = alt.Y("hardware:N", sort=list(data.hardware), title=None,     # ranked: cheapest on top
               axis=alt.Axis(labelLimit=220, labelFontSize=12))
     tooltip = [alt.Tooltip("hardware:N", title="Hardware"), alt.Tooltip("cost:N", title="Cost"),
@@ -926,10 +943,11 @@ def planner_chart(rows: pd.DataFrame, title: str, subtitle: list[str],
                alt.Tooltip("provenance:N", title="Provenance"), alt.Tooltip("run:N", title="Run")]
     slugs = list(shown.hardware_slug) if "hardware_slug" in shown else []
     base = alt.Chart(data).encode(x=x, y=y, tooltip=tooltip)
-    bars = base.mark_bar(size=36).encode(                 # 36 px bars, however few
+    bars = base.mark_bar(size=30).encode(                 # 30 px bars, however few
         color=alt.Color("hardware:N", scale=hardware_scale(catalog, slugs), legend=None))
-    text = base.mark_text(align="left", baseline="middle", dx=6, font=FONT, fontSize=12,
-                          color="#333").encode(text="text:N")
+    text = base.mark_text(align="left", baseline="bottom", dy=-16, font=FONT, fontSize=12,
+                          color="#333", limit=alt.ExprRef(expr="width")).encode(
+        x=alt.value(0), text="text:N")
     # fit-x: the width follows the page; the height is the plot's own (60 px a bar), so the title
     # and axes never squeeze the bars (Streamlit's default `fit` counts them inside the height)
     return alt.layer(bars, text).properties(

@@ -101,8 +101,11 @@ def export_buttons(path: str, page: str, state: ViewState, key: str,
     link = link or Link(path, state)
     here = base_url()          # in the script run: the callbacks below run outside it
     formats = [f for f in export.FORMATS.values() if f.kind != "brief"]   # briefs: share_box
-    cols = st.columns(len(formats))
-    for col, fmt in zip(cols, formats):
+    per_row = 4         # eight in one row cut their labels ("JSON summ…") at 1500 px
+    for i, fmt in enumerate(formats):
+        if i % per_row == 0:
+            cols = st.columns(per_row)
+        col = cols[i % per_row]
         label = {"vl.json": "Vega-Lite", "json": "JSON summary", "csv": "CSV data",
                  "parquet": "Parquet data"}.get(fmt.name, fmt.name.upper())
 
