@@ -6,6 +6,7 @@ import streamlit as st
 from models import ViewState
 from models.pages import PAGE_BY_PATH
 from models.vocab import EMBEDDABLE
+from opx.charts import on_page
 from opx.brief import caption
 from opx.links import Link, embedded_path
 from opx.views import open_link
@@ -29,7 +30,7 @@ st.html("<style>[data-testid='stMainBlockContainer']{padding:0.6rem 0.8rem 0.4re
         "height:auto!important}</style>")
 widgets.show_notices(notices)      # what the address asked for and did not get, by name
 spec = widgets.or_stop(data.embed_spec, path, state, share.base_url())
-st.vega_lite_chart(spec, theme=None, key="embed_chart")
+st.vega_lite_chart(on_page(spec), theme=None, key="embed_chart")
 left, right = st.columns([3, 1], vertical_alignment="center")
 left.caption(escape_md(caption(Link(path, state), data.catalog())))
 right.link_button("Open the full view", full_view, icon=":material/open_in_new:",

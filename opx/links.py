@@ -100,11 +100,26 @@ def embedded_path(state: ViewState) -> str:
     return next(path for path, page in PAGES.items() if page == state.of)
 
 
-def iframe_snippet(src: str, title: str = "opx chart") -> str:
-    """The HTML to paste into a wiki or a slide tool (attribute values escaped)."""
+# The embed page's height in a 900 px frame, measured in Chromium (chart, caption and link): a
+# fixed part per page and a part per hardware (a legend row, a bar). tests/e2e checks that each
+# page's snippet shows the whole embed.
+EMBED_WIDTH = 900
+EMBED_HEIGHT = {"explorer": (760, 24), "compare": (1280, 0), "planner": (460, 40)}
+
+
+def embed_size(page: str, hardware: int) -> tuple[int, int]:
+    """Width and height of the <iframe> that shows `page`'s embed with `hardware` systems."""
+    fixed, each = EMBED_HEIGHT.get(page, EMBED_HEIGHT["explorer"])
+    return EMBED_WIDTH, fixed + each * max(hardware, 1)
+
+
+def iframe_snippet(src: str, title: str = "opx chart", size: tuple[int, int] = (960, 720)) -> str:
+    """The HTML to paste into a wiki or a slide tool (attribute values escaped), sized to show
+    the whole embed (`embed_size`)."""
     import html
+    width, height = size
     return (f'<iframe src="{html.escape(src, quote=True)}" title="{html.escape(title, quote=True)}" '
-            'width="960" height="720" style="border:0" loading="lazy"></iframe>')
+            f'width="{width}" height="{height}" style="border:0" loading="lazy"></iframe>')
 
 
 def base_url(given: str = "") -> str:

@@ -10,7 +10,8 @@ from models import ViewState
 from models.pages import PAGE_BY_PATH
 from models.vocab import EMBEDDABLE
 from opx import export, views
-from opx.links import Link, base_url as absolute_base, build_link, embed_link, iframe_snippet
+from opx.links import (PAGES, Link, base_url as absolute_base, build_link, embed_link,
+                       embed_size, iframe_snippet)
 from ui import data
 
 
@@ -65,7 +66,8 @@ def embed_box(path: str, state: ViewState) -> None:
         st.caption("The chart alone, read-only, with its caption and a link to the full view:")
         st.code(src, language=None, wrap_lines=True)
         st.caption("Paste into a page that accepts HTML:")
-        st.code(iframe_snippet(src), language="html", wrap_lines=True)
+        size = embed_size(PAGES[path], len(state.hw))
+        st.code(iframe_snippet(src, size=size), language="html", wrap_lines=True)
 
 
 def save_view_box(path: str, state: ViewState, run_ids: list[str]) -> None:

@@ -6,7 +6,7 @@ import pytest
 from playwright.sync_api import expect
 
 from opx import views
-from opx.links import embed_link, parse_link
+from opx.links import PAGES, embed_link, embed_size, iframe_snippet, parse_link
 from tests.e2e.conftest import wait_for_app
 
 pytestmark = pytest.mark.e2e
@@ -70,6 +70,28 @@ def test_an_iframe_shows_the_embed_view(server, page, tmp_path):
     width = page.evaluate("document.querySelector('iframe').getBoundingClientRect().width")
     chart = frame.locator("[data-testid='stVegaLiteChart'] .marks").first
     assert chart.bounding_box()["width"] <= width          # shrunk to the frame
+
+
+@pytest.mark.parametrize("link", [
+    "/", "/compare", "/planner",
+    "/?hw=vr-nvl72&hw=gb300-nvl72&hw=gb200-nvl72&hw=b200&hw=h200",
+    "/planner?hw=vr-nvl72&hw=gb300-nvl72&hw=gb200-nvl72&hw=b200&hw=h200&sessions=10000"])
+def test_the_embed_snippet_shows_the_whole_embed(server, page, tmp_path, link):
+    """The <iframe> the share box gives is tall enough for its chart, caption and link."""
+    link = parse_link(link)
+    src = embed_link(link.path, link.state, server)
+    host = tmp_path / "wiki.html"
+    snippet = iframe_snippet(src, size=embed_size(PAGES[link.path], len(link.state.hw)))
+    host.write_text(f"<!doctype html><html><body style='margin:0'>{snippet}</body></html>")
+    page.goto(host.as_uri())
+    frame = page.frame_locator("iframe")
+    expect(frame.get_by_text("Open the full view")).to_be_visible(timeout=60_000)
+    page.wait_for_timeout(1500)            # the chart drawn at its size
+    height = page.evaluate("document.querySelector('iframe').getBoundingClientRect().height")
+    bottom = page.frames[1].evaluate("document.querySelector("
+                                     "'[data-testid=stMainBlockContainer]').getBoundingClientRect()"
+                                     ".bottom")
+    assert bottom <= height, (bottom, height)
 
 
 def test_the_share_box_gives_the_embed_address(server, page):
