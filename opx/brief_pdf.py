@@ -72,8 +72,12 @@ DETAILS = (Detail(3, 4, 3, 6, 260, 90, True), Detail(2, 4, 2, 4, 190, 70, True),
 
 
 def _short(text: str, chars: int) -> str:
+    """`text` in at most `chars` characters, cut between words (never inside one)."""
     text = " ".join(str(text).split())
-    return text if len(text) <= chars else text[:chars - 1].rstrip() + "…"
+    if len(text) <= chars:
+        return text
+    head = text[:chars - 1]
+    return (head.rsplit(" ", 1)[0] if " " in head else head).rstrip(" ,;:·") + " …"
 
 
 def _more(shown: list, total: int) -> str:
@@ -189,10 +193,12 @@ class _Page:
         self.pdf.line(RIGHT_X, y, RIGHT_X + RIGHT_W, y)
         return y + 0.8
 
-    def items(self, y: float, items: list[str], limit: int | None = None) -> float:
-        """Bulleted lines; what does not fit in the column is cut with "and N more"."""
+    def items(self, y: float, items: list[str], limit: int | None = None,
+              whole: bool = False) -> float:
+        """Bulleted lines; what does not fit in the column is cut with "and N more". `whole`:
+        each line is written whole (a caveat is never shortened)."""
         limit = self.d.items if limit is None else limit
-        shown = [_short(i, self.d.chars) for i in items[:limit]]
+        shown = [i if whole else _short(i, self.d.chars) for i in items[:limit]]
         self.font(6.8, "", INK)
         for k, item in enumerate(shown):
             h = self.height(RIGHT_W - 3, 2.95, item)
@@ -258,7 +264,7 @@ class _Page:
             y = self.items(y + 0.8, b.fleet_notes)
         if b.caveats:
             y = self.section(y, "Caveats of these figures")
-            y = self.items(y, b.caveats, limit=len(b.caveats))
+            y = self.items(y, b.caveats, limit=len(b.caveats), whole=True)
         y = self.section(y, "Provenance and sources")
         lines = []
         for e in b.evidence:

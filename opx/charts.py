@@ -543,7 +543,7 @@ def _explorer_title(view: ExplorerView, catalog: Catalog, link: str,
         subtitleFontSize=SUBTITLE_SIZE)
 
 
-MAX_SOURCE_CHARS = 110
+MAX_SOURCE_CHARS = 200       # a source title past this is cut between words
 TITLE_SIZE, SUBTITLE_SIZE = 14, 11
 # Lines under a title are wrapped to this many characters: at 11 px, vl-convert's sans-serif
 # (Liberation Sans) averages under 5.8 px a character in them, so a line stays inside the 760 px
@@ -576,8 +576,16 @@ def wrap_line(text: str, width: int = SUBTITLE_CHARS,
         lines.append(line.rstrip())
     if len(lines) > max_lines:
         lines = lines[:max_lines]
-        lines[-1] = lines[-1][:width - 1] + "…"
+        lines[-1] = _cut(lines[-1] + " …", width)
     return lines
+
+
+def _cut(text: str, chars: int) -> str:
+    """`text` in at most `chars` characters, cut between words and ending "…" when cut."""
+    if len(text) <= chars:
+        return text
+    head = text[:chars - 1]
+    return (head.rsplit(" ", 1)[0] if " " in head else head).rstrip(" ,;:·") + " …"
 
 
 def context_lines(view: ExplorerView, link: str = "", as_of: dt.date | None = None,
@@ -590,8 +598,7 @@ def context_lines(view: ExplorerView, link: str = "", as_of: dt.date | None = No
     sources = list(dict.fromkeys(list(view.points.get("source_text", []))
                                  + list(view.references.get("source_text", []))))
     for source in sources[:4]:
-        short = source if len(source) <= MAX_SOURCE_CHARS else source[:MAX_SOURCE_CHARS - 1] + "…"
-        lines.append(f"Source: {short}")
+        lines.append(f"Source: {_cut(source, MAX_SOURCE_CHARS)}")
     if len(sources) > 4:
         lines.append(f"… and {len(sources) - 4} more sources (see the data export)")
     lines.append(f"opx, {(as_of or dt.date.today()).isoformat()}"

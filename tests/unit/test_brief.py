@@ -184,3 +184,18 @@ def test_an_embed_address_opens_the_same_view(path):
     fields = ("target", "hw", "sessions" if path == "/planner" else "target",
               *(("a", "b") if path == "/compare" else ()))
     assert all(getattr(back.state, f) == getattr(link.state, f) for f in fields)
+
+
+@pytest.mark.parametrize("link", [
+    "/", "/?model=deepseek-r1&workload=1k1k&pct=mean&hw=gb200-nvl72&hw=b200&hw=h200",
+    "/compare", "/planner"])
+def test_a_brief_cuts_no_word_and_repeats_no_label(full_db, catalog, link):
+    """What a page has no room for is cut between words (" …") or left to "and N more", never
+    inside a word; the caveats are written whole; no label is said twice in a row."""
+    brief = briefs.build(parse_link(link), full_db, catalog, as_of=DAY)
+    _, text = _pdf(brief_pdf.render(brief))
+    flat = " ".join(text.split())
+    assert not re.search(r"\w…", flat), re.findall(r".{30}\w…", flat)[:3]
+    assert "error: Simulated curves' error" not in flat
+    for caveat in brief.caveats:
+        assert " ".join(caveat.split()) in flat.replace("- ", "-"), caveat
