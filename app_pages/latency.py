@@ -63,6 +63,8 @@ if state.conc and not view.operating.empty:
                "for a simulated run) at the same interactivity; – where that interactivity lies "
                "outside the envelope's range.")
 
+if view.kv_pool_hint:
+    st.info(escape_md(view.kv_pool_hint), icon=":material/info:")
 if not view.kv_pool.empty:
     st.subheader("With and without a KV-cache pool")
     st.dataframe(latency.kv_pool_table(view.kv_pool, state.pct), hide_index=True, key="kv_pool")

@@ -76,7 +76,7 @@ def _short(text: str, chars: int) -> str:
     text = " ".join(str(text).split())
     if len(text) <= chars:
         return text
-    head = text[:chars - 1]
+    head = text[:chars - 2]           # room for " …"
     return (head.rsplit(" ", 1)[0] if " " in head else head).rstrip(" ,;:·") + " …"
 
 

@@ -584,7 +584,7 @@ def _cut(text: str, chars: int) -> str:
     """`text` in at most `chars` characters, cut between words and ending "…" when cut."""
     if len(text) <= chars:
         return text
-    head = text[:chars - 1]
+    head = text[:chars - 2]           # room for " …"
     return (head.rsplit(" ", 1)[0] if " " in head else head).rstrip(" ,;:·") + " …"
 
 

@@ -168,6 +168,11 @@ def multiple_curve(a: Side, b: Side, metric: metrics.Metric, n: int = GRID_POINT
     return pd.DataFrame(rows)
 
 
+def _x(value: float) -> str:
+    """An interactivity to three figures: 19.8, 470, 1,670."""
+    return f"{float(f'{float(value):.3g}'):,g}"
+
+
 def lead_summary(curve: pd.DataFrame, a: Side, b: Side, metric: metrics.Metric) -> str:
     """Where A is better than B (by the metric's direction), in words."""
     if curve.empty:
@@ -177,23 +182,25 @@ def lead_summary(curve: pd.DataFrame, a: Side, b: Side, metric: metrics.Metric) 
     parts = []
     if not both.empty and both.x.min() == both.x.max():
         # one interactivity in common: no span to speak of
-        x = f"{both.x.iloc[0]:.4g} tok/s/user"
+        x = f"{_x(both.x.iloc[0])} tok/s/user"
         parts.append(f"{a.name} leads at {x}, the one interactivity where both have figures"
                      if not better.empty else
                      f"{a.name} does not lead at {x}, the one interactivity where both have figures")
     elif not better.empty:
-        parts.append(f"{a.name} leads from {better.x.min():.4g} to {better.x.max():.4g} tok/s/user"
+        parts.append(f"{a.name} leads from {_x(better.x.min())} to {_x(better.x.max())} tok/s/user"
                      + ("" if len(better) == len(both) else " (not everywhere in between)"))
     elif not both.empty:
         parts.append(f"{a.name} does not lead where both have data "
-                     f"({both.x.min():.4g} to {both.x.max():.4g} tok/s/user)")
-    only_a = curve[curve.status == f"{b.name} cannot reach"]
-    if not only_a.empty:
-        parts.append(f"above {only_a.x.min():.4g} tok/s/user only {a.name} reaches (up to "
-                     f"{only_a.x.max():.4g})")
-    only_b = curve[curve.status == f"{a.name} cannot reach"]
-    if not only_b.empty:
-        parts.append(f"above {only_b.x.min():.4g} tok/s/user only {b.name} reaches")
+                     f"({_x(both.x.min())} to {_x(both.x.max())} tok/s/user)")
+    for side, other in ((a, b), (b, a)):
+        alone = curve[curve.status == f"{other.name} cannot reach"]
+        if alone.empty:
+            continue
+        # where the other side's curve ends, not the next sample of the grid the multiple is
+        # drawn on, so no gap appears between "leads" and "only ... reaches"
+        edge = both.x.max() if not both.empty and both.x.max() < alone.x.min() else alone.x.min()
+        parts.append(f"above {_x(edge)} tok/s/user, where {other.name}'s curve ends, only "
+                     f"{side.name} reaches" + (f" (up to {_x(alone.x.max())})" if side is a else ""))
     return "; ".join(parts) if parts else "no interactivity where both have data"
 
 

@@ -42,6 +42,7 @@ class LatencyView:
     notes: list[str] = field(default_factory=list)
     picked: bool = False            # the drawn runs are the user's (`run`), not the default
     answers: list = field(default_factory=list)   # opx.explorer.HardwareSummary per hardware
+    kv_pool_hint: str = ""          # where a KV-cache pool comparison is, when not at this statistic
 
     def missing_panels(self) -> list[str]:
         return missing_panels(self.points, self.state.pct)
@@ -68,6 +69,7 @@ def latency(db: Path, state: ViewState, catalog: Catalog) -> LatencyView:
     with store.reading(db) as con:
         pts = queries.latency_points(con, f, None, max_rows=MAX_POINTS)
         facts = queries.run_facts(con, sorted(set(pts.run_id))) if not pts.empty else pd.DataFrame()
+        kv_at = queries.kv_pool_percentiles(con, f)
     notes: list[str] = []
     empty = pd.DataFrame()
     if pts.empty:
@@ -130,8 +132,14 @@ def latency(db: Path, state: ViewState, catalog: Catalog) -> LatencyView:
         operating = operating_points(drawn, state.conc, total)
     pts["run_name"] = pts.run_id.map(dict(zip(runs.run_id, [
         lbl or d for lbl, d in zip(runs.label, runs.description)])))
-    return LatencyView(state, runs, shown_t, drawn, operating, kv_pool_pairs(pts), notes,
-                       picked=bool(picked), answers=view.summaries)
+    kv = kv_pool_pairs(pts)
+    hint = ""
+    if kv.empty and kv_at and state.pct not in kv_at:
+        hint = ("Runs with and without a KV-cache pool report their TTFT at "
+                + " and ".join(pct_label(p) for p in kv_at) + f", not at {pct_label(state.pct)}: "
+                f"choose {pct_label(kv_at[0])} to compare them.")
+    return LatencyView(state, runs, shown_t, drawn, operating, kv, notes,
+                       picked=bool(picked), answers=view.summaries, kv_pool_hint=hint)
 
 
 def _text(v) -> str:

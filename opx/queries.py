@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import duckdb
 import pandas as pd
 
+from models import PERCENTILES
 from opx import envelopes, metrics
 from opx.frontier import frontier_flag_sql
 
@@ -331,15 +332,20 @@ def coverage_overview(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
         GROUP BY ALL ORDER BY r.model, r.workload, r.hardware, r.provenance""").df()
 
 
-def filter_choices(con: duckdb.DuckDBPyConnection) -> dict[str, list]:
-    """What the run filters can pick from: the stored frameworks and precisions (lower case, as
-    the filters compare them) and GPU counts."""
+def filter_choices(con: duckdb.DuckDBPyConnection, model: str | None = None,
+                   workload: str | None = None, hardware: tuple[str, ...] = ()) -> dict[str, list]:
+    """What the run filters can pick from: the frameworks and precisions (lower case, as the
+    filters compare them) and GPU counts of the stored runs of this slice (a model, a workload,
+    the hardware shown; all runs where one is not given), so a list offers what the view has."""
     out: dict[str, list] = {}
+    where = ("($model IS NULL OR model = $model) AND ($workload IS NULL OR workload = $workload) "
+             "AND (len($hw) = 0 OR list_contains($hw, hardware))")
+    params = {"model": model, "workload": workload, "hw": list(hardware)}
     for name, expr in (("framework", "lower(framework)"), ("precision", "lower(precision)"),
                        ("gpus", "gpus_total")):
         out[name] = [r[0] for r in con.execute(
-            f"SELECT DISTINCT {expr} FROM runs WHERE {expr} IS NOT NULL AND CAST({expr} AS "
-            "VARCHAR) <> '' ORDER BY 1").fetchall()]
+            f"SELECT DISTINCT {expr} FROM runs WHERE {where} AND {expr} IS NOT NULL AND "
+            f"CAST({expr} AS VARCHAR) <> '' ORDER BY 1", params).fetchall()]
     return out
 
 
@@ -408,6 +414,22 @@ def latency_points(con: duckdb.DuckDBPyConnection, f: Filters, run_ids: list[str
     LIMIT $limit
     """
     return con.execute(sql, f.params() | {"runs": list(run_ids or []), "limit": max_rows}).df()
+
+
+def kv_pool_percentiles(con: duckdb.DuckDBPyConnection, f: Filters) -> list[str]:
+    """The statistics at which the matching runs that say whether they used a KV-cache pool
+    (run metadata `kv_pool`) report a TTFT, so a page at another one can point to them."""
+    if not f.hardware:
+        return []
+    found = []
+    for p in PERCENTILES:
+        hit = con.execute(f"""
+            SELECT 1 FROM point_metrics m JOIN runs r ON r.id = m.run_id
+            WHERE {RunFilters.WHERE} AND r.meta LIKE '%"kv_pool"%' AND m.ttft_{p}_s IS NOT NULL
+            LIMIT 1""", f.params()).fetchone()
+        if hit:
+            found.append(p)
+    return found
 
 
 def points_near_concurrency(con: duckdb.DuckDBPyConnection, f: Filters, conc: float,

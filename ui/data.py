@@ -93,16 +93,17 @@ def stored_values() -> dict[str, list[str]]:
         return {"hardware": [], "model": [], "workload": []}
 
 
-@st.cache_data(ttl=300, max_entries=64, show_spinner=False)
-def _filter_choices(db: str, stamp: tuple[int, int]) -> dict[str, list]:
+@st.cache_data(ttl=300, max_entries=256, show_spinner=False)
+def _filter_choices(db: str, stamp: tuple[int, int], model, workload, hw) -> dict[str, list]:
     with store.reading(Path(db)) as con:
-        return queries.filter_choices(con)
+        return queries.filter_choices(con, model, workload, hw)
 
 
-def filter_choices() -> dict[str, list]:
-    """Frameworks, precisions and GPU counts present in the data, for the run filters."""
+def filter_choices(model: str | None = None, workload: str | None = None,
+                   hw: tuple[str, ...] = ()) -> dict[str, list]:
+    """Frameworks, precisions and GPU counts of the slice's runs, for the run filters."""
     try:
-        return _filter_choices(str(database()), stamp())
+        return _filter_choices(str(database()), stamp(), model, workload, tuple(hw))
     except Exception:       # no database yet: the page says so where it reads data
         return {"framework": [], "precision": [], "gpus": []}
 

@@ -128,7 +128,8 @@ def run_filters() -> None:
     """The shared run filters (provenance, framework, precision, serving mode, GPUs per
     deployment, MTP, dates): overlapping configurations stop hiding each other. Every page that
     draws runs shows them; the session and the address keep them."""
-    choices, ss = data.filter_choices(), st.session_state
+    ss = st.session_state
+    choices = data.filter_choices(ss.get("model"), ss.get("workload"), tuple(ss.get("hw") or ()))
     active = any(ss.get(n) for n in ("source", *RUN_FILTER_FIELDS))
     with st.expander("Filter runs", expanded=active, icon=":material/filter_alt:"):
         st.multiselect("Provenance (all when empty)", PROVENANCES, key="source")

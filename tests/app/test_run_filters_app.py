@@ -62,3 +62,20 @@ def test_bad_filter_values_are_dropped_with_a_notice(at, query, words):
     at.run()
     assert not at.exception
     assert any(words in w.value.replace("\\", "") for w in at.warning), [w.value for w in at.warning]
+
+
+def test_the_filter_lists_offer_what_the_slice_has(at, seed_db):
+    """The framework, precision and GPU lists are those of the runs of the model, workload and
+    hardware shown, not of every stored run."""
+    import duckdb
+    at.run()
+    with duckdb.connect(str(seed_db), read_only=True) as con:
+        def values(expr, where=""):
+            return sorted(r[0] for r in con.execute(
+                f"SELECT DISTINCT {expr} FROM runs WHERE {expr} IS NOT NULL {where}").fetchall())
+        mine = ("AND model = 'deepseek-r1' AND workload = '1k1k' "
+                "AND hardware IN ('b200', 'h200')")
+        for key, expr in (("framework", "lower(framework)"), ("precision", "lower(precision)")):
+            offered = sorted(at.multiselect(key=key).options)
+            assert offered == [str(v) for v in values(expr, mine)], key
+            assert len(values(expr)) > len(offered), key      # the whole store has more

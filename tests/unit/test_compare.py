@@ -57,3 +57,12 @@ def test_runs_head_to_head_name_their_kinds():
     assert below.value == pytest.approx(3.0) and "both figures are at-least figures" in below.basis
     above, _ = run_multiples(a, b, 500.0, TOTAL)
     assert above.short == "no multiple" and above.reason.startswith("run B cannot reach 500")
+
+
+def test_where_only_one_side_reaches_starts_where_the_other_ends():
+    """No gap between "leads" and "only ... reaches" from the grid the multiple is drawn on."""
+    a = side("A", [19.79, 100, 1668], [3000, 2000, 1000])
+    b = side("B", [19.79, 470.3], [1000, 100])
+    text = lead_summary(multiple_curve(a, b, TOTAL, n=50), a, b, TOTAL)
+    assert "A leads from 19.8 to 470 tok/s/user" in text
+    assert "above 470 tok/s/user, where B's curve ends, only A reaches (up to 1,670)" in text

@@ -187,3 +187,11 @@ def test_hardware_without_latencies_is_named(db, catalog):
     assert any(n.startswith("AMD Instinct MI355X:") and "no run reports latencies" in n for n in view.notes), \
         view.notes
     assert set(view.runs.hardware) == {"b200", "h200"}
+
+
+def test_a_kv_pool_comparison_at_another_statistic_is_pointed_to(seed_db, catalog):
+    """The KV-cache pool result is reported at P50: at the default P90 the page says where it is."""
+    at_p90 = latency(seed_db, ViewState(pct="p90", conc=4800), catalog)
+    assert at_p90.kv_pool.empty
+    assert "P50" in at_p90.kv_pool_hint and "KV-cache pool" in at_p90.kv_pool_hint
+    assert latency(seed_db, ViewState(pct="p50", conc=4800), catalog).kv_pool_hint == ""
