@@ -72,12 +72,9 @@ DETAILS = (Detail(3, 4, 3, 6, 260, 90, True), Detail(2, 4, 2, 4, 190, 70, True),
 
 
 def _short(text: str, chars: int) -> str:
-    """`text` in at most `chars` characters, cut between words (never inside one)."""
-    text = " ".join(str(text).split())
-    if len(text) <= chars:
-        return text
-    head = text[:chars - 2]           # room for " …"
-    return (head.rsplit(" ", 1)[0] if " " in head else head).rstrip(" ,;:·") + " …"
+    """`text` on one line in at most `chars` characters, cut between words (never inside one)."""
+    from opx.charts import cut_text
+    return cut_text(" ".join(str(text).split()), chars)
 
 
 def _more(shown: list, total: int) -> str:

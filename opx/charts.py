@@ -576,11 +576,11 @@ def wrap_line(text: str, width: int = SUBTITLE_CHARS,
         lines.append(line.rstrip())
     if len(lines) > max_lines:
         lines = lines[:max_lines]
-        lines[-1] = _cut(lines[-1] + " …", width)
+        lines[-1] = cut_text(lines[-1] + " …", width)
     return lines
 
 
-def _cut(text: str, chars: int) -> str:
+def cut_text(text: str, chars: int) -> str:
     """`text` in at most `chars` characters, cut between words and ending "…" when cut."""
     if len(text) <= chars:
         return text
@@ -598,7 +598,7 @@ def context_lines(view: ExplorerView, link: str = "", as_of: dt.date | None = No
     sources = list(dict.fromkeys(list(view.points.get("source_text", []))
                                  + list(view.references.get("source_text", []))))
     for source in sources[:4]:
-        lines.append(f"Source: {_cut(source, MAX_SOURCE_CHARS)}")
+        lines.append(f"Source: {cut_text(source, MAX_SOURCE_CHARS)}")
     if len(sources) > 4:
         lines.append(f"… and {len(sources) - 4} more sources (see the data export)")
     lines.append(f"opx, {(as_of or dt.date.today()).isoformat()}"
