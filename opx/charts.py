@@ -408,22 +408,27 @@ def _explorer_parts(view: ExplorerView, catalog: Catalog, x_domain: tuple[float,
 
     gaps = _departures(env, view.references, across) if "base" in parts and not env.empty \
         else pd.DataFrame()
+    refs = view.references if "base" in parts else view.references.iloc[:0]
+    # the reference lines' labels and the departure labels are moved apart together, so none is
+    # written over another
+    placed = _stagger_on((list(refs.y) if not refs.empty else [])
+                         + (list(gaps.y) if not gaps.empty else []), y_scale, y_top)
     if not gaps.empty:
+        gaps = gaps.assign(label_y=placed[len(refs):])
         # a projection that leaves the figures it is anchored to says so where it does
         for halo in (True, False):
             layers.append(alt.Chart(gaps).mark_text(
                 align=alt.ExprRef(expr="datum.align"), dx=alt.ExprRef(expr="datum.dx"),
-                baseline="bottom", dy=-6, fontSize=11, font=FONT,
+                baseline="bottom", dy=-2, fontSize=11, font=FONT,
                 fontStyle="italic", limit=alt.ExprRef(expr="width * 0.75"),
                 **(HALO if halo else {})).encode(
-                x=x_enc, y=y_enc, text="gap_label:N", **({} if halo else {"color": color})))
+                x=x_enc, y=label_y, text="gap_label:N", **({} if halo else {"color": color})))
 
-    refs = view.references if "base" in parts else view.references.iloc[:0]
     if not refs.empty:
         refs = refs.assign(
             ref_label=[f"{n} {y_metric.format(v)} ({p}): peak, interactivity not stated"
                        for n, v, p in zip(refs.hardware_name, refs.y, refs.provenance)],
-            label_y=_stagger_on(list(refs.y), y_scale, y_top))
+            label_y=placed[:len(refs)])
         layers.append(alt.Chart(refs).mark_rule(strokeDash=[6, 4], strokeWidth=1.5).encode(
             y=y_enc, color=color,
             tooltip=[alt.Tooltip("ref_label:N", title="Reference"),
