@@ -18,6 +18,7 @@ from fpdf import FPDF
 from pypdf import PdfReader, PdfWriter, Transformation
 
 from opx.brief import Brief
+from opx.metrics import cut_text
 
 PAGE_W, PAGE_H = 297.0, 210.0          # A4 landscape, mm
 MARGIN = 10.0
@@ -73,7 +74,6 @@ DETAILS = (Detail(3, 4, 3, 6, 260, 90, True), Detail(2, 4, 2, 4, 190, 70, True),
 
 def _short(text: str, chars: int) -> str:
     """`text` on one line in at most `chars` characters, cut between words (never inside one)."""
-    from opx.charts import cut_text
     return cut_text(" ".join(str(text).split()), chars)
 
 

@@ -246,9 +246,7 @@ def with_target(base_spec: dict, view: ExplorerView, catalog: Catalog, link: str
     merged["layer"] = _own_data(base_spec) + top["layer"]
     merged["datasets"] = {**base_spec.get("datasets", {}), **top.get("datasets", {})}
     merged["title"] = top["title"]
-    if not still:
-        return merged
-    return still_spec(merged, top, context_lines(view, link, as_of, width=NARROW_CHARS))
+    return still_spec(merged, top) if still else merged
 
 
 # The page's chart keeps one spec while the target moves: what moves is data in datasets with
@@ -257,13 +255,12 @@ CONTEXT_DATA = "opx_context"
 MOVING_DATA = "opx_target_{}"
 
 
-def still_spec(spec: dict, moving: dict, narrow: list[str] | None = None) -> dict:
+def still_spec(spec: dict, moving: dict) -> dict:
     """`spec` (from `with_target`) with what moves with the target read from named datasets: the
-    data of the layers in `moving` (`with_target(..., parts=True)`'s second part) under fixed
-    names, and the lines under the title from a dataset through a Vega signal. It draws the
-    same chart (tests/unit/test_charts.py renders both); two targets inside the data's range
-    give the same spec apart from its datasets. `narrow`: the subtitle's lines for a chart drawn
-    narrower than NARROW_PX (a phone), where the page's lines would be cut."""
+    data of the layers in `moving` (the target's layers) under fixed names, and the lines under
+    the title from datasets through a Vega signal (re-wrapped, as `on_page` does, for a chart
+    narrower than NARROW_PX). It draws the same chart (tests/unit/test_charts.py renders both);
+    two targets inside the data's range give the same spec apart from its datasets."""
     names = {}
     for layer in moving.get("layer", []):
         name = layer.get("data", {}).get("name")
@@ -278,7 +275,8 @@ def still_spec(spec: dict, moving: dict, narrow: list[str] | None = None) -> dic
     if isinstance(title, dict) and isinstance(title.get("subtitle"), list):
         wide, thin = CONTEXT_DATA, CONTEXT_DATA + "_narrow"
         out["datasets"][wide] = [{"line": line} for line in title["subtitle"]]
-        out["datasets"][thin] = [{"line": line} for line in (narrow or title["subtitle"])]
+        out["datasets"][thin] = [{"line": line}
+                                 for line in _narrow(title["subtitle"], NARROW_CHARS)]
         out["title"] = dict(title, subtitle={
             "signal": f"width < {NARROW_PX} ? pluck(data('{thin}'), 'line') "
                       f": pluck(data('{wide}'), 'line')"})
@@ -306,7 +304,7 @@ def on_page(spec) -> dict:
             lines = title.get(part)
             lines = [lines] if isinstance(lines, str) else lines
             if isinstance(lines, list):
-                thin = [piece for line in lines for piece in wrap_line(line, chars, max_lines=4)]
+                thin = _narrow(lines, chars)
                 if thin != lines:      # a phone's chart wraps them shorter instead of cutting
                     title[part] = {"signal": f"width < {NARROW_PX} ? {json.dumps(thin)} "
                                              f": {json.dumps(lines)}"}
@@ -317,6 +315,11 @@ def on_page(spec) -> dict:
         "direction": {"signal": f"width < {NARROW_PX} ? 'vertical' : 'horizontal'"}}})
     out["config"] = config
     return out
+
+
+def _narrow(lines: list[str], chars: int) -> list[str]:
+    """A title's or subtitle's lines wrapped again for a phone's narrow chart."""
+    return [piece for line in lines for piece in wrap_line(line, chars, max_lines=4)]
 
 
 def _own_data(spec: dict) -> list[dict]:
@@ -526,7 +529,7 @@ def _departures(env: pd.DataFrame, refs: pd.DataFrame, where) -> pd.DataFrame:
             if abs(off[worst]) >= DEPARTURE:
                 said.append(f"{abs(off[worst]):.0%} "
                             f"{'above' if off[worst] > 0 else 'below'} its data at "
-                            f"{format_number(data.x[worst])} tok/s/user")
+                            f"{metrics.format_interactivity(data.x[worst])} tok/s/user")
         if said:
             right = where(top.x) > 0.5
             rows.append({"hardware_name": hw, "x": top.x, "y": top.y,
@@ -581,20 +584,11 @@ def wrap_line(text: str, width: int = SUBTITLE_CHARS,
         lines.append(line.rstrip())
     if len(lines) > max_lines:
         lines = lines[:max_lines]
-        lines[-1] = cut_text(lines[-1] + " …", width)
+        lines[-1] = metrics.cut_text(lines[-1] + " …", width)
     return lines
 
 
-def cut_text(text: str, chars: int) -> str:
-    """`text` in at most `chars` characters, cut between words and ending "…" when cut."""
-    if len(text) <= chars:
-        return text
-    head = text[:chars - 2]           # room for " …"
-    return (head.rsplit(" ", 1)[0] if " " in head else head).rstrip(" ,;:·") + " …"
-
-
-def context_lines(view: ExplorerView, link: str = "", as_of: dt.date | None = None,
-                  width: int = SUBTITLE_CHARS) -> list[str]:
+def context_lines(view: ExplorerView, link: str = "", as_of: dt.date | None = None) -> list[str]:
     """Provenance, sources, date and the full link, as lines under the chart title, each wrapped
     to the chart's width."""
     lines = [f"Target {format_number(view.state.target)} tok/s/user, {pct_label(view.state.pct)}. "
@@ -603,12 +597,12 @@ def context_lines(view: ExplorerView, link: str = "", as_of: dt.date | None = No
     sources = list(dict.fromkeys(list(view.points.get("source_text", []))
                                  + list(view.references.get("source_text", []))))
     for source in sources[:4]:
-        lines.append(f"Source: {cut_text(source, MAX_SOURCE_CHARS)}")
+        lines.append(f"Source: {metrics.cut_text(source, MAX_SOURCE_CHARS)}")
     if len(sources) > 4:
         lines.append(f"… and {len(sources) - 4} more sources (see the data export)")
     lines.append(f"opx, {(as_of or dt.date.today()).isoformat()}"
                  + (f" · {absolute_link(link)}" if link else ""))
-    return [part for line in lines for part in wrap_line(line, width)]
+    return [part for line in lines for part in wrap_line(line)]
 
 
 def _provenance_summary(view: ExplorerView) -> str:

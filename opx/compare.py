@@ -168,13 +168,9 @@ def multiple_curve(a: Side, b: Side, metric: metrics.Metric, n: int = GRID_POINT
     return pd.DataFrame(rows)
 
 
-def _x(value: float) -> str:
-    """An interactivity to three figures: 19.8, 470, 1,670."""
-    return f"{float(f'{float(value):.3g}'):,g}"
-
-
 def lead_summary(curve: pd.DataFrame, a: Side, b: Side, metric: metrics.Metric) -> str:
     """Where A is better than B (by the metric's direction), in words."""
+    fmt = metrics.format_interactivity
     if curve.empty:
         return "no interactivity where both have data"
     both = curve[curve.status == "both"]
@@ -182,16 +178,17 @@ def lead_summary(curve: pd.DataFrame, a: Side, b: Side, metric: metrics.Metric) 
     parts = []
     if not both.empty and both.x.min() == both.x.max():
         # one interactivity in common: no span to speak of
-        x = f"{_x(both.x.iloc[0])} tok/s/user"
+        x = f"{fmt(both.x.iloc[0])} tok/s/user"
         parts.append(f"{a.name} leads at {x}, the one interactivity where both have figures"
                      if not better.empty else
                      f"{a.name} does not lead at {x}, the one interactivity where both have figures")
     elif not better.empty:
-        parts.append(f"{a.name} leads from {_x(better.x.min())} to {_x(better.x.max())} tok/s/user"
+        parts.append(f"{a.name} leads from {fmt(better.x.min())} to {fmt(better.x.max())} "
+                     "tok/s/user"
                      + ("" if len(better) == len(both) else " (not everywhere in between)"))
     elif not both.empty:
         parts.append(f"{a.name} does not lead where both have data "
-                     f"({_x(both.x.min())} to {_x(both.x.max())} tok/s/user)")
+                     f"({fmt(both.x.min())} to {fmt(both.x.max())} tok/s/user)")
     for side, other in ((a, b), (b, a)):
         alone = curve[curve.status == f"{other.name} cannot reach"]
         if alone.empty:
@@ -199,8 +196,9 @@ def lead_summary(curve: pd.DataFrame, a: Side, b: Side, metric: metrics.Metric) 
         # where the other side's curve ends, not the next sample of the grid the multiple is
         # drawn on, so no gap appears between "leads" and "only ... reaches"
         edge = both.x.max() if not both.empty and both.x.max() < alone.x.min() else alone.x.min()
-        parts.append(f"above {_x(edge)} tok/s/user, where {other.name}'s curve ends, only "
-                     f"{side.name} reaches" + (f" (up to {_x(alone.x.max())})" if side is a else ""))
+        parts.append(f"above {fmt(edge)} tok/s/user, where {other.name}'s curve ends, only "
+                     f"{side.name} reaches"
+                     + (f" (up to {fmt(alone.x.max())})" if side is a else ""))
     return "; ".join(parts) if parts else "no interactivity where both have data"
 
 

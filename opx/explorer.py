@@ -110,12 +110,10 @@ def _caveat(note: str) -> str:
     """A point's note as a caveat beside a figure: without the source row's id, and a long
     derivation cut to what it is derived from (the whole note is in "Sources and notes")."""
     note = re.sub(r"^row \S+: ", "", str(note).strip())
-    if len(note) <= CAVEAT_CHARS:
-        return note
     head = note.find(": ", 40)
-    if 0 < head <= CAVEAT_CHARS:
+    if len(note) > CAVEAT_CHARS and 0 < head <= CAVEAT_CHARS:
         return note[:head]
-    return note[:CAVEAT_CHARS].rsplit(" ", 1)[0] + " …"
+    return metrics.cut_text(note, CAVEAT_CHARS)
 
 
 @dataclass

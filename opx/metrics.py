@@ -184,6 +184,19 @@ def _short(value: float, digits: int = 3) -> str:
     return _fixed(value, digits)
 
 
+def format_interactivity(value: float) -> str:
+    """An interactivity in words, to three figures: 19.8, 470, 1,670 (tok/s/user)."""
+    return f"{float(f'{float(value):.3g}'):,g}"
+
+
+def cut_text(text: str, chars: int) -> str:
+    """`text` in at most `chars` characters, cut between words and ending " …" when cut."""
+    if len(text) <= chars:
+        return text
+    head = text[:chars - 2]           # room for " …"
+    return (head.rsplit(" ", 1)[0] if " " in head else head).rstrip(" ,;:·") + " …"
+
+
 def format_money(value: float | None, digits: int = 3) -> str:
     """$121,272 / $2,137 / $3.71 / $0.61 / $0.0251 / $0.000606: whole dollars from $100, else up
     to `digits` significant digits (always cents), never scientific notation; "–" when missing."""

@@ -421,15 +421,11 @@ def kv_pool_percentiles(con: duckdb.DuckDBPyConnection, f: Filters) -> list[str]
     (run metadata `kv_pool`) report a TTFT, so a page at another one can point to them."""
     if not f.hardware:
         return []
-    found = []
-    for p in PERCENTILES:
-        hit = con.execute(f"""
-            SELECT 1 FROM point_metrics m JOIN runs r ON r.id = m.run_id
-            WHERE {RunFilters.WHERE} AND r.meta LIKE '%"kv_pool"%' AND m.ttft_{p}_s IS NOT NULL
-            LIMIT 1""", f.params()).fetchone()
-        if hit:
-            found.append(p)
-    return found
+    stated = ", ".join(f"bool_or(m.ttft_{p}_s IS NOT NULL)" for p in PERCENTILES)
+    row = con.execute(f"""
+        SELECT {stated} FROM point_metrics m JOIN runs r ON r.id = m.run_id
+        WHERE {RunFilters.WHERE} AND r.meta LIKE '%"kv_pool"%'""", f.params()).fetchone()
+    return [p for p, hit in zip(PERCENTILES, row or ()) if hit]
 
 
 def points_near_concurrency(con: duckdb.DuckDBPyConnection, f: Filters, conc: float,
