@@ -212,7 +212,7 @@ def cmd_ingest(args) -> int:
     print(f"{good} file(s) imported{' (dry run: nothing written)' if args.dry_run else ''}, "
           f"{len(failed) - not_stored} refused"
           f"{f', {not_stored} not stored (the database could not be written)' if not_stored else ''}"
-          f"; database {shown(path)}")
+          f"; database {store.name(path)}")
     return 1 if failed else 0
 
 
@@ -527,7 +527,7 @@ def cmd_simulate(args) -> int:
         path = db_path(args.db)
         with store.writing(path) as con:
             outcome = store.write_runs(con, result.to_runs())
-        print(f"saved: {outcome.runs_added} run(s), {outcome.points_added} point(s) added to {shown(path)}",
+        print(f"saved: {outcome.runs_added} run(s), {outcome.points_added} point(s) added to {store.name(path)}",
               file=sys.stderr if args.format == "json" else sys.stdout)
         _precompute(path)
     return 0
@@ -599,7 +599,7 @@ def cmd_db_init(args) -> int:
         total_runs, total_points = store.count_runs(con)
     for note in notes:
         print(f"note: {printable(note)}")
-    print(f"{shown(path)}: schema version {store.SCHEMA_VERSION}; built-in data: "
+    print(f"{store.name(path)}: schema version {store.schema_version_of(path)}; built-in data: "
           f"{result.runs_added} run(s) and {result.points_added} point(s) added, "
           f"{result.runs_unchanged} already stored; {total_runs} run(s), {total_points} point(s) in all",
           flush=True)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import duckdb
 
 from models import PERCENTILES
-from opx import metrics
+from opx import journal, metrics
 from opx.frontier import frontier_flag_sql
 
 YBASES = ("total", "output", "input")          # the throughput kinds a y metric is based on
@@ -85,6 +85,9 @@ def rebuild_all(con: duckdb.DuckDBPyConnection) -> None:
 
 def _replace_groups(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("SET enable_progress_bar = false")     # opx says what it does itself
+    if journal.recording(con):
+        journal.replaced(con, "envelope_points",
+                         con.execute("SELECT * FROM envelope_groups").fetchall())
     con.execute("DELETE FROM envelope_points e WHERE (e.hardware, e.model, e.workload) IN "
                 "(SELECT (hardware, model, workload) FROM envelope_groups)")
     con.execute(f"INSERT INTO envelope_points {_flagged_sql('envelope_candidates')}")

@@ -12,7 +12,7 @@ from urllib.parse import parse_qs, urlencode
 import duckdb
 
 from models import ViewState
-from opx import store
+from opx import journal, store
 from opx.catalog import slugify
 from opx.errors import OpxError
 from opx.links import PAGES
@@ -58,6 +58,7 @@ def save(con: duckdb.DuckDBPyConnection, title: str, path: str, state: ViewState
     con.execute("INSERT INTO saved_views (slug, title, page, query, data_version, run_ids) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
                 [slug, title, path, query, store.data_version(con), json.dumps(sorted(set(run_ids)))])
+    journal.replaced(con, "saved_views", [(slug,)])
     return get(con, slug)
 
 
@@ -81,11 +82,14 @@ def rename(con: duckdb.DuckDBPyConnection, slug: str, title: str) -> None:
     if get(con, slug) is None:
         raise OpxError("view", slug, "no such saved view")
     con.execute("UPDATE saved_views SET title = ? WHERE slug = ?", [title, slug])
+    journal.replaced(con, "saved_views", [(slug,)])
 
 
 def delete(con: duckdb.DuckDBPyConnection, slug: str) -> bool:
     n = con.execute("SELECT count(*) FROM saved_views WHERE slug = ?", [slug]).fetchone()[0]
     con.execute("DELETE FROM saved_views WHERE slug = ?", [slug])
+    if n:
+        journal.replaced(con, "saved_views", [(slug,)])
     return bool(n)
 
 

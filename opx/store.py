@@ -29,8 +29,8 @@ import duckdb
 import pyarrow as pa
 
 from models import Run
-from opx import envelopes
-from opx.errors import StoreError
+from opx import envelopes, journal
+from opx.errors import StoreError, shown
 
 try:
     import fcntl
@@ -311,11 +311,39 @@ def _refuse_newer(path: Path, version: int) -> None:
                          f"supports ({SCHEMA_VERSION}); upgrade opx or use another --db")
 
 
+def migrate(con: duckdb.DuckDBPyConnection, path: Path) -> None:
+    """Apply the migrations `con`'s database lacks, each in its own transaction (a file, or a
+    Postgres store's in-memory copy)."""
+    version = _schema_version(con)
+    _refuse_newer(path, version)
+    for number, sql_file in migrations():
+        if number <= version:
+            continue
+        con.execute("BEGIN TRANSACTION")
+        try:
+            if number == 1:
+                con.execute("CREATE TABLE IF NOT EXISTS schema_migrations "
+                            "(version INTEGER PRIMARY KEY, applied_at TIMESTAMP NOT NULL)")
+            con.execute(sql_file.read_text())
+            if number in AFTER_MIGRATION:
+                AFTER_MIGRATION[number](con)
+            con.execute("INSERT INTO schema_migrations VALUES (?, current_timestamp)",
+                        [number])
+            con.execute("COMMIT")
+        except Exception:
+            _rollback(con)
+            raise
+
+
 @contextlib.contextmanager
 def writing(path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
     """A read-write connection with every migration applied. Waits (bounded) for readers to step
     aside; a corrupt file, a full disk or a fatal DuckDB error inside the block is a StoreError."""
-    from opx import dataset
+    from opx import dataset, pgstore
+    if pgstore.is_postgres(path):
+        with pgstore.writing(pgstore.url_of(path)) as con:
+            yield con
+        return
     if dataset.is_dataset(path):
         raise StoreError(path, "database", "a Parquet dataset is read-only: write to a DuckDB file "
                                            "and publish it with `python -m opx db export-parquet`")
@@ -328,25 +356,7 @@ def writing(path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
     try:
         with _storage_errors(path, writing=True):
             _check_size(con, path)
-            version = _schema_version(con)
-            _refuse_newer(path, version)
-            for number, sql_file in migrations():
-                if number <= version:
-                    continue
-                con.execute("BEGIN TRANSACTION")
-                try:
-                    if number == 1:
-                        con.execute("CREATE TABLE IF NOT EXISTS schema_migrations "
-                                    "(version INTEGER PRIMARY KEY, applied_at TIMESTAMP NOT NULL)")
-                    con.execute(sql_file.read_text())
-                    if number in AFTER_MIGRATION:
-                        AFTER_MIGRATION[number](con)
-                    con.execute("INSERT INTO schema_migrations VALUES (?, current_timestamp)",
-                                [number])
-                    con.execute("COMMIT")
-                except Exception:
-                    _rollback(con)
-                    raise
+            migrate(con, path)
             yield con
     finally:
         _close(con)
@@ -358,7 +368,11 @@ def reading(path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
     """A read-only connection to an existing, current database (a DuckDB file, or a Parquet
     dataset folder, glob or URL). A file that cannot be read is a StoreError, also when a query
     in the block finds it truncated or corrupt."""
-    from opx import dataset
+    from opx import dataset, pgstore
+    if pgstore.is_postgres(path):
+        with pgstore.reading(pgstore.url_of(path)) as con:
+            yield con
+        return
     if dataset.is_dataset(path):
         con = dataset.open_dataset(path, SCHEMA_VERSION)
         try:
@@ -389,7 +403,9 @@ def check(path: str | os.PathLike) -> None:
     """Fail now, with a StoreError, if `path` exists and is not a database this build can open
     (zero-byte, truncated, corrupt, newer, busy), so a long command (an import, `db init`) stops
     before its work rather than after. A missing file passes: writing creates it."""
-    from opx import dataset
+    from opx import dataset, pgstore
+    if pgstore.is_postgres(path):
+        return pgstore.check(pgstore.url_of(path))
     path = Path(path)
     if dataset.is_dataset(path) or not path.exists():
         return
@@ -402,9 +418,25 @@ def check(path: str | os.PathLike) -> None:
         _close(con)
 
 
+def name(path: str | os.PathLike) -> str:
+    """The database as messages name it (a Postgres URL without its password)."""
+    from opx import pgstore
+    url = pgstore.url_of(path)
+    return pgstore.shown_url(url) if url else shown(path)
+
+
+def schema_version_of(path: str | os.PathLike) -> int:
+    """The schema version this build writes to `path`'s kind of store."""
+    from opx import pgstore
+    return pgstore.SCHEMA_VERSION if pgstore.is_postgres(path) else SCHEMA_VERSION
+
+
 def data_stamp(path: Path) -> tuple[int, int]:
-    """A cheap version of the data for cache keys: the file's mtime and size (no connection)."""
-    from opx import dataset
+    """A cheap version of the data for cache keys: the file's mtime and size (no connection);
+    on Postgres, its data version (one query)."""
+    from opx import dataset, pgstore
+    if pgstore.is_postgres(path):
+        return pgstore.data_stamp(pgstore.url_of(path))
     if dataset.is_dataset(path):
         return dataset.stamp(path)
     try:
@@ -520,8 +552,10 @@ def write_runs(con: duckdb.DuckDBPyConnection, runs: Iterable[Run | RunRows]) ->
         run_rows, point_rows, result = plan_write(con, runs)
         if run_rows:
             _insert(con, "runs", RUN_COLUMNS, run_rows)
+            journal.added(con, "runs", [(r[0],) for r in run_rows])
         if point_rows:
             _insert(con, "points", POINT_COLUMNS, point_rows)
+            journal.added(con, "points", [(r[0], r[1]) for r in point_rows])
             _fold_into_envelopes(con, point_rows)
         if run_rows or point_rows:
             con.execute("UPDATE data_version SET version = version + 1")
@@ -588,6 +622,9 @@ def delete_run(con: duckdb.DuckDBPyConnection, run_id: str) -> bool:
         groups = envelopes.groups_to_rebuild(con, run_id)
         con.execute("DELETE FROM points WHERE run_id = ?", [run_id])
         con.execute("DELETE FROM runs WHERE id = ?", [run_id])
+        if n:
+            journal.replaced(con, "points", [(run_id,)])
+            journal.replaced(con, "runs", [(run_id,)])
         if groups:
             envelopes.rebuild_groups(con, groups)
             con.execute("UPDATE data_version SET version = version + 1")

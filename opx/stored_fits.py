@@ -26,6 +26,8 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from opx import journal
+
 ROOT = Path(__file__).resolve().parent.parent
 CODEC = 2                        # bump when the payload's layout changes
 KEEP_OTHERS = 200                # fits kept besides the default views' (newest first)
@@ -186,6 +188,7 @@ def save(con: duckdb.DuckDBPyConnection, fit_key: str, hardware: str, model: str
     con.execute("INSERT INTO derived_fits (key, hardware, model, workload, engine, payload) "
                 "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING",
                 [fit_key, hardware, model, workload, engine(), payload])
+    journal.replaced(con, "derived_fits", [(fit_key,)])
 
 
 def keys(con: duckdb.DuckDBPyConnection) -> set[str]:
@@ -195,10 +198,12 @@ def keys(con: duckdb.DuckDBPyConnection) -> set[str]:
 def prune(con: duckdb.DuckDBPyConnection, keep: set[str]) -> int:
     """Drop fits of another simulator, and all but the newest KEEP_OTHERS of those not in
     `keep` (the default views' current fits). Returns how many were dropped."""
-    before = con.execute("SELECT count(*) FROM derived_fits").fetchone()[0]
+    before = keys(con)
     con.execute("DELETE FROM derived_fits WHERE engine <> ?", [engine()])
     con.execute("""
         DELETE FROM derived_fits WHERE key IN (
             SELECT key FROM derived_fits WHERE NOT list_contains($keep, key)
             ORDER BY created_at DESC OFFSET $n)""", {"keep": sorted(keep), "n": KEEP_OTHERS})
-    return before - con.execute("SELECT count(*) FROM derived_fits").fetchone()[0]
+    dropped = before - keys(con)
+    journal.replaced(con, "derived_fits", [(k,) for k in sorted(dropped)])
+    return len(dropped)

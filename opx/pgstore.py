@@ -1,0 +1,489 @@
+"""PostgreSQL as the shared store (`OPX_DB=postgresql://user@host:port/db`, or `--db`): the system
+of record that many writers (benchmark hosts importing, dashboards saving) share, with each
+process answering opx's queries from an in-memory DuckDB copy of it.
+
+- **Reading.** Each process holds one copy (`Mirror`) per database: the DuckDB schema of a file,
+  filled from Postgres through Arrow (ADBC). Before a read, one cheap query compares Postgres's
+  data version with the copy's; when it moved, the copy loads only the rows stamped with a newer
+  version and drops the keys those writes removed (`removed_keys`), all from one snapshot. So a
+  new import shows on every replica at its next interaction, and a replica holds nothing another
+  needs.
+- **Writing.** `writing()` opens a Postgres transaction, takes an advisory lock (writes are
+  serialized, as on a file, so versions commit in order), brings the copy up to date, and hands
+  the caller a connection to the copy: opx's own DuckDB SQL (`store.write_runs`, envelopes, saved
+  views, fits) runs unchanged and says in `opx.journal` which rows it touched. Those rows are then
+  written to Postgres (`ON CONFLICT DO NOTHING` for new rows; replaced keys deleted, logged and
+  written again) under the next data version, and the transaction commits: all or nothing. A
+  writer killed mid-way leaves nothing (Postgres drops its transaction).
+- **Schema.** Numbered migrations in `migrations/postgres/`, applied once under an advisory lock
+  by the first writer.
+- **Faults.** A server that cannot be reached, or is lost mid-way, is a `StoreError` naming the
+  server; the next action connects again.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import duckdb
+import pyarrow as pa
+
+from opx import journal
+from opx.errors import StoreError
+
+SCHEMES = ("postgresql:", "postgres:")
+MIGRATIONS_DIR = Path(__file__).parent / "migrations" / "postgres"
+WRITE_LOCK = 0x6F7078_01          # pg_advisory_xact_lock key of a write ("opx" 1)
+MIGRATE_LOCK = 0x6F7078_02        # pg_advisory_lock key of the migrations
+TABLES = ("runs", "points", "saved_views", "envelope_points", "derived_fits")
+
+
+def migrations() -> list[tuple[int, Path]]:
+    return sorted((int(p.name.split("_", 1)[0]), p) for p in MIGRATIONS_DIR.glob("*.sql"))
+
+
+SCHEMA_VERSION = max(v for v, _ in migrations())
+
+
+# -- names --------------------------------------------------------------------------------------
+
+def url_of(db: str | os.PathLike | None) -> str | None:
+    """The connection URL when `db` names a Postgres database, else None. A URL that went
+    through `pathlib.Path` (which folds `//` into `/`) is mended."""
+    if db is None:
+        return None
+    text = str(db)
+    for scheme in SCHEMES:
+        if text.startswith(scheme):
+            rest = text[len(scheme):]
+            return "postgresql://" + (rest[2:] if rest.startswith("//") else rest.lstrip("/"))
+    return None
+
+
+def is_postgres(db: str | os.PathLike | None) -> bool:
+    return url_of(db) is not None
+
+
+def shown_url(url: str) -> str:
+    """The URL as messages name it: without its password."""
+    parts = urlsplit(url)
+    host = parts.hostname or "localhost"
+    port = f":{parts.port}" if parts.port else ""
+    user = f"{parts.username}@" if parts.username else ""
+    return f"postgresql://{user}{host}{port}{parts.path}"
+
+
+def server(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.hostname or 'localhost'}:{parts.port or 5432}"
+
+
+# -- errors -------------------------------------------------------------------------------------
+
+_UNREACHABLE = ("Failed to connect", "Connection refused", "could not connect",
+                "server closed the connection", "terminating connection", "no connection to the server",
+                "could not send", "could not receive", "Connection reset", "connection is closed",
+                "the database system is shutting down", "the database system is starting up",
+                "timeout expired", "Broken pipe")
+
+
+def _is_unreachable(text: str) -> bool:
+    return any(t in text for t in _UNREACHABLE)
+
+
+def _first_line(text: str) -> str:
+    for line in str(text).splitlines():
+        line = line.strip()
+        if line.startswith("IO: [libpq] "):
+            line = line[len("IO: [libpq] "):]
+        if line:
+            return line
+    return "no reason given"
+
+
+def error(url: str, exc: BaseException, writing: bool) -> StoreError:
+    """What went wrong with the server, in one line that names it."""
+    text = str(exc)
+    after = "nothing was written; run the same command again" if writing else "try again"
+    if _is_unreachable(text):
+        why = ("connection refused" if "refused" in text else
+               "the connection was lost" if "closed" in text or "terminating" in text
+               or "reset" in text else _first_line(text))
+        return StoreError(shown_url(url), "",
+                          f"the PostgreSQL server at {server(url)} cannot be reached ({why}); "
+                          f"start it, or check OPX_DB / --db; {after} once it is back")
+    return StoreError(shown_url(url), "", f"PostgreSQL: {_first_line(text)}")
+
+
+def _adbc():
+    import adbc_driver_manager
+    import adbc_driver_postgresql.dbapi as dbapi
+    return dbapi, adbc_driver_manager.Error
+
+
+def connect(url: str, writing: bool = False):
+    """An autocommit ADBC connection (transactions are opened explicitly)."""
+    dbapi, Error = _adbc()
+    try:
+        return dbapi.connect(url, autocommit=True)
+    except Error as exc:
+        raise error(url, exc, writing) from None
+
+
+@contextlib.contextmanager
+def _server_errors(url: str, writing: bool) -> Iterator[None]:
+    _, Error = _adbc()
+    try:
+        yield
+    except Error as exc:
+        raise error(url, exc, writing) from None
+
+
+def _close(pg) -> None:
+    with contextlib.suppress(Exception):
+        pg.close()
+
+
+def _scalar(cur, sql: str, params: tuple = ()):
+    cur.execute(sql, parameters=params or None)
+    row = cur.fetchone()
+    return row[0] if row else None
+
+
+# -- schema -------------------------------------------------------------------------------------
+
+def _schema_version(cur) -> int:
+    if _scalar(cur, "SELECT to_regclass('schema_migrations') IS NOT NULL") is not True:
+        return 0
+    return _scalar(cur, "SELECT coalesce(max(version), 0) FROM schema_migrations") or 0
+
+
+def _refuse_newer(url: str, version: int) -> None:
+    if version > SCHEMA_VERSION:
+        raise StoreError(shown_url(url), "schema_migrations",
+                         f"the database has schema version {version}, newer than this build of "
+                         f"opx supports ({SCHEMA_VERSION}); upgrade opx or use another --db")
+
+
+def _statements(sql: str) -> list[str]:
+    """A migration's statements, one by one (ADBC prepares each statement it runs). Our own
+    files: comments are whole lines, and no literal holds a semicolon."""
+    body = "\n".join(line for line in sql.splitlines() if not line.lstrip().startswith("--"))
+    return [part.strip() for part in body.split(";") if part.strip()]
+
+
+def migrate(pg, url: str) -> None:
+    """Apply the migrations this database lacks, each in its own transaction, under an advisory
+    lock so that writers starting at once apply each exactly once."""
+    cur = pg.cursor()
+    cur.execute("SELECT pg_advisory_lock($1)", parameters=(MIGRATE_LOCK,))
+    try:
+        version = _schema_version(cur)
+        _refuse_newer(url, version)
+        for number, sql_file in migrations():
+            if number <= version:
+                continue
+            cur.execute("BEGIN")
+            try:
+                if number == 1:
+                    cur.execute("CREATE TABLE IF NOT EXISTS schema_migrations "
+                                "(version INTEGER PRIMARY KEY, applied_at TIMESTAMP NOT NULL)")
+                for statement in _statements(sql_file.read_text()):
+                    cur.execute(statement)
+                cur.execute("INSERT INTO schema_migrations VALUES ($1, current_timestamp)",
+                            parameters=(number,))
+                cur.execute("COMMIT")
+            except BaseException:
+                with contextlib.suppress(Exception):
+                    cur.execute("ROLLBACK")
+                raise
+    finally:
+        with contextlib.suppress(Exception):
+            cur.execute("SELECT pg_advisory_unlock($1)", parameters=(MIGRATE_LOCK,))
+        cur.close()
+
+
+# -- the in-process copy ------------------------------------------------------------------------
+
+def _columns(con: duckdb.DuckDBPyConnection, table: str) -> list[str]:
+    return [r[0] for r in con.execute(
+        "SELECT column_name FROM information_schema.columns WHERE table_name = ? "
+        "ORDER BY ordinal_position", [table]).fetchall()]
+
+
+class Mirror:
+    """One Postgres database's data in an in-memory DuckDB, at `version`."""
+
+    def __init__(self, url: str):
+        self.url = url
+        self.con: duckdb.DuckDBPyConnection | None = None
+        self.version: int | None = None
+        self.lock = threading.RLock()           # held while the copy changes
+        self._control = None                    # a connection for version checks
+        self._control_lock = threading.Lock()
+        self.columns: dict[str, list[str]] = {}
+
+    # the version in Postgres, one query on a kept connection
+    def server_version(self) -> int:
+        with self._control_lock:
+            if self._control is None:
+                self._control = connect(self.url)
+            try:
+                with _server_errors(self.url, writing=False):
+                    cur = self._control.cursor()
+                    try:
+                        return int(_scalar(cur, "SELECT version FROM data_version"))
+                    finally:
+                        cur.close()
+            except StoreError as exc:
+                _close(self._control)
+                self._control = None
+                if "data_version" in str(exc) and "does not exist" in str(exc):
+                    raise _no_schema(self.url) from None
+                raise
+
+    def _new_copy(self) -> None:
+        from opx import store
+        if self.con is not None:
+            with contextlib.suppress(duckdb.Error):
+                self.con.close()
+        con = duckdb.connect(":memory:")
+        store.migrate(con, Path(":memory:"))
+        self.con, self.version = con, None
+        self.columns = {t: _columns(con, t) for t in TABLES}
+
+    def current(self) -> None:
+        """Bring the copy up to Postgres's data version (a read's first step)."""
+        wanted = self.server_version()
+        if self.con is not None and self.version == wanted:
+            return
+        with self.lock:
+            if self.con is not None and self.version == wanted:
+                return
+            pg = connect(self.url)
+            try:
+                with _server_errors(self.url, writing=False):
+                    cur = pg.cursor()
+                    cur.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                    try:
+                        self.refresh(cur)
+                    finally:
+                        with contextlib.suppress(Exception):
+                            cur.execute("COMMIT")
+                        cur.close()
+            finally:
+                _close(pg)
+
+    def refresh(self, cur) -> None:
+        """Load what changed since the copy's version, as `cur`'s transaction sees it (a
+        repeatable-read snapshot, or a write's transaction under the write lock). Call with
+        `self.lock` held."""
+        version = _schema_version(cur)
+        if version == 0:
+            raise _no_schema(self.url)
+        _refuse_newer(self.url, version)
+        if version < SCHEMA_VERSION:
+            raise StoreError(shown_url(self.url), "schema_migrations",
+                             f"the database has schema version {version}, older than this build "
+                             f"({SCHEMA_VERSION}); run `python -m opx db init --db URL` to upgrade it")
+        wanted = int(_scalar(cur, "SELECT version FROM data_version"))
+        if self.con is not None and self.version == wanted:
+            return
+        if self.con is None or self.version is None or wanted < self.version:
+            self._new_copy()                    # a new copy, or a database built again
+        since = -1 if self.version is None else self.version
+        removed = None
+        if since >= 0:
+            cur.execute("SELECT tbl, k1, k2, k3 FROM removed_keys WHERE version > $1",
+                        parameters=(since,))
+            removed = cur.fetch_arrow_table()
+        loaded = {}
+        for table in TABLES:
+            cols = ", ".join(self.columns[table])
+            cur.execute(f"SELECT {cols} FROM {table} WHERE version > $1", parameters=(since,))
+            loaded[table] = cur.fetch_arrow_table()
+        self._apply(removed, loaded, wanted)
+
+    def _apply(self, removed: pa.Table | None, loaded: dict[str, pa.Table], version: int) -> None:
+        con = self.con
+        con.execute("BEGIN TRANSACTION")
+        try:
+            if removed is not None and removed.num_rows:
+                con.register("opx_removed", removed)
+                for table, key in journal.REPLACED_KEY.items():
+                    match = " AND ".join(f"t.{c} = r.k{i + 1}" for i, c in enumerate(key))
+                    con.execute(f"DELETE FROM {table} t WHERE EXISTS (SELECT 1 FROM opx_removed "
+                                f"r WHERE r.tbl = '{table}' AND {match})")
+                con.unregister("opx_removed")
+            for table in TABLES:
+                rows = loaded[table]
+                if rows.num_rows:
+                    con.register("opx_loaded", rows)
+                    cols = ", ".join(self.columns[table])
+                    con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM opx_loaded")
+                    con.unregister("opx_loaded")
+            con.execute("UPDATE data_version SET version = ?", [version])
+            con.execute("COMMIT")
+        except BaseException:
+            with contextlib.suppress(duckdb.Error):
+                con.execute("ROLLBACK")
+            self.con = None                     # loaded again whole at the next read
+            raise
+        self.version = version
+
+    def forget(self) -> None:
+        """Drop the copy (after a write that failed half-way: it may hold rows Postgres lacks)."""
+        with self.lock:
+            if self.con is not None:
+                with contextlib.suppress(duckdb.Error):
+                    self.con.close()
+            self.con, self.version = None, None
+
+
+def _no_schema(url: str) -> StoreError:
+    return StoreError(shown_url(url), "database",
+                      "holds no opx data yet; run `python -m opx db init --db URL` to build it")
+
+
+_mirrors: dict[str, Mirror] = {}
+_mirrors_lock = threading.Lock()
+
+
+def mirror(url: str) -> Mirror:
+    with _mirrors_lock:
+        found = _mirrors.get(url)
+        if found is None:
+            found = _mirrors[url] = Mirror(url)
+        return found
+
+
+# -- the store's entry points (opx.store dispatches here) --------------------------------------
+
+@contextlib.contextmanager
+def reading(url: str) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A connection to this process's current copy, inside a transaction (one snapshot for the
+    whole block, whatever a refresh does meanwhile), rolled back at the end."""
+    m = mirror(url)
+    base = None
+    while base is None:             # (a failed write may drop the copy between the two lines)
+        m.current()
+        base = m.con
+    con = base.cursor()
+    try:
+        con.execute("BEGIN TRANSACTION")
+        yield con
+    finally:
+        with contextlib.suppress(duckdb.Error):
+            con.execute("ROLLBACK")
+        con.close()
+
+
+_migrated: set[str] = set()
+
+
+@contextlib.contextmanager
+def writing(url: str) -> Iterator[duckdb.DuckDBPyConnection]:
+    """One write: Postgres transaction, write lock, the copy brought up to date, the caller's
+    block on the copy, its journaled rows written to Postgres, commit."""
+    m = mirror(url)
+    pg = connect(url, writing=True)
+    try:
+        with _server_errors(url, writing=True):
+            if url not in _migrated:
+                migrate(pg, url)
+                _migrated.add(url)
+            cur = pg.cursor()
+            cur.execute("BEGIN")
+            committed = False
+            try:
+                cur.execute("SELECT pg_advisory_xact_lock($1)", parameters=(WRITE_LOCK,))
+                with m.lock:
+                    m.refresh(cur)
+                    con = m.con.cursor()
+                    changes = journal.start(con)
+                    try:
+                        yield con
+                        version = _flush(cur, m, changes) if changes else None
+                        cur.execute("COMMIT")
+                        committed = True
+                        if version is not None:
+                            m.version = version
+                    except BaseException:
+                        if changes:
+                            m.forget()
+                        raise
+                    finally:
+                        journal.stop(con)
+                        con.close()
+            finally:
+                if not committed:
+                    with contextlib.suppress(Exception):
+                        cur.execute("ROLLBACK")
+                cur.close()
+    finally:
+        _close(pg)
+
+
+def _flush(cur, m: Mirror, changes: journal.Journal) -> int:
+    """Write the journaled rows to Postgres under the next data version; returns it. (The rows
+    are read from the copy through a cursor of its own: the caller's may hold a result.)"""
+    con = m.con.cursor()
+    try:
+        return _flush_on(cur, m, con, changes)
+    finally:
+        con.close()
+
+
+def _flush_on(cur, m: Mirror, con: duckdb.DuckDBPyConnection, changes: journal.Journal) -> int:
+    version = int(_scalar(cur, "UPDATE data_version SET version = version + 1 RETURNING version"))
+    for kind, table, keys in changes.changes:
+        if not keys:
+            continue
+        key = (journal.ADDED_KEY if kind == "added" else journal.REPLACED_KEY)[table]
+        key_table = pa.Table.from_pylist([dict(zip(key, k)) for k in dict.fromkeys(keys)])
+        if kind == "replaced":
+            as_text = pa.table({f"k{i + 1}": pa.array([None if v is None else str(v) for v in
+                                                       key_table.column(c).to_pylist()],
+                                                      pa.string())
+                                for i, c in enumerate(key)})
+            cur.adbc_ingest("opx_keys", as_text, mode="create", temporary=True)
+            match = " AND ".join(f"t.{c} = k.k{i + 1}" for i, c in enumerate(key))
+            cur.execute(f"DELETE FROM {table} t USING opx_keys k WHERE {match}")
+            ks = ", ".join(f"k{i + 1}" for i in range(len(key)))
+            cur.execute(f"INSERT INTO removed_keys (version, tbl, {ks}) SELECT $1, '{table}', "
+                        f"{ks} FROM opx_keys", parameters=(version,))
+            cur.execute("DROP TABLE opx_keys")
+        con.register("opx_keys", key_table)
+        cols = ", ".join(m.columns[table])
+        rows = con.sql(f"SELECT {cols} FROM {table} SEMI JOIN opx_keys USING "
+                       f"({', '.join(key)})").to_arrow_table()
+        con.unregister("opx_keys")
+        if rows.num_rows:
+            cur.adbc_ingest("opx_rows", rows, mode="create", temporary=True)
+            cur.execute(f"INSERT INTO {table} ({cols}, version) SELECT {cols}, $1 FROM opx_rows "
+                        f"ON CONFLICT DO NOTHING", parameters=(version,))
+            cur.execute("DROP TABLE opx_rows")
+    con.execute("UPDATE data_version SET version = ?", [version])
+    return version
+
+
+def check(url: str) -> None:
+    """Fail now if the server cannot be reached or holds a newer schema (a missing schema
+    passes: the first write makes it)."""
+    pg = connect(url)
+    try:
+        with _server_errors(url, writing=False):
+            cur = pg.cursor()
+            _refuse_newer(url, _schema_version(cur))
+            cur.close()
+    finally:
+        _close(pg)
+
+
+def data_stamp(url: str) -> tuple[int, int]:
+    """The data version in Postgres: one query, so a cache keyed on it sees every write."""
+    return (mirror(url).server_version(), 0)
