@@ -61,3 +61,63 @@ def app_db(seed_db, tmp_path, monkeypatch) -> Path:
     shutil.copy(seed_db, path)
     monkeypatch.setenv("OPX_DB", str(path))
     return path
+
+
+# -- the store on both backends ------------------------------------------------------------------
+# Store contract tests take `empty_store` or `seed_store`, parametrized over a DuckDB file and a
+# PostgreSQL database (a throwaway cluster from Debian's package, deploy/pgcluster.py, one per
+# test session). Without the server they skip with the reason; in CI (CI=true) they must run.
+
+def require_postgres() -> None:
+    import os
+    from deploy import pgcluster
+    reason = pgcluster.unavailable()
+    if reason is None:
+        return
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(f"PostgreSQL tests must run in CI: {reason}")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def pg_cluster():
+    require_postgres()
+    from deploy.pgcluster import Cluster
+    with Cluster() as cluster:
+        yield cluster
+
+
+_databases = iter(range(1, 10 ** 6))
+
+
+def new_pg_database(cluster) -> str:
+    """A new empty database in the cluster, as a URL."""
+    import os
+    name = f"opx_{os.getpid()}_{next(_databases)}"
+    cluster.psql(f"CREATE DATABASE {name}")
+    return cluster.url.rsplit("/", 1)[0] + "/" + name
+
+
+@pytest.fixture(params=["duckdb", "postgres"])
+def empty_store(request, tmp_path):
+    """Where a new store goes: a DuckDB file that does not exist yet, or an empty Postgres
+    database."""
+    if request.param == "duckdb":
+        return tmp_path / "a.duckdb"
+    return new_pg_database(request.getfixturevalue("pg_cluster"))
+
+
+@pytest.fixture(scope="session")
+def seed_pg(pg_cluster) -> str:
+    url = new_pg_database(pg_cluster)
+    with store.writing(url) as con:
+        store.write_runs(con, builtin_runs())
+    return url
+
+
+@pytest.fixture(params=["duckdb", "postgres"])
+def seed_store(request):
+    """The built-in data (as `seed_db`) on each backend; read-only by convention."""
+    if request.param == "duckdb":
+        return request.getfixturevalue("seed_db")
+    return request.getfixturevalue("seed_pg")

@@ -15,8 +15,8 @@ def _run(n_points=3, hardware="h200"):
                             for i in range(n_points)))
 
 
-def test_migrations_create_the_schema_once(tmp_path):
-    db = tmp_path / "a.duckdb"
+def test_migrations_create_the_schema_once(empty_store):
+    db = empty_store
     with store.writing(db) as con:
         assert store._schema_version(con) == store.SCHEMA_VERSION
     with store.writing(db) as con:   # re-opening applies nothing twice
@@ -24,8 +24,8 @@ def test_migrations_create_the_schema_once(tmp_path):
         assert rows == len(store.migrations())
 
 
-def test_reimport_changes_nothing(tmp_path):
-    db = tmp_path / "a.duckdb"
+def test_reimport_changes_nothing(empty_store):
+    db = empty_store
     with store.writing(db) as con:
         first = store.write_runs(con, [_run()])
         version = store.data_version(con)
@@ -36,8 +36,8 @@ def test_reimport_changes_nothing(tmp_path):
         assert store.count_runs(con) == (1, 3)
 
 
-def test_per_gpu_figures_divide_by_all_gpus(tmp_path):
-    db = tmp_path / "a.duckdb"
+def test_per_gpu_figures_divide_by_all_gpus(empty_store):
+    db = empty_store
     run = Run(hardware="gb200-nvl72", model="deepseek-r1", workload="2k2k", provenance="published",
               source="post", deployment=Deployment(gpus_total=16, gpus_prefill=8, gpus_decode=8),
               points=(Point(throughput_output_tok_s=80800.0, tpot_p90_s=0.05),))
@@ -80,7 +80,8 @@ def test_reading_a_missing_database_says_how_to_build_it(tmp_path):
     assert not (tmp_path / "none.duckdb").exists()
 
 
-def test_threads_each_get_their_own_connection(seed_db):
+def test_threads_each_get_their_own_connection(seed_store):
+    seed_db = seed_store
     from concurrent.futures import ThreadPoolExecutor
 
     def count(_):
@@ -92,8 +93,8 @@ def test_threads_each_get_their_own_connection(seed_db):
     assert len(set(results)) == 1
 
 
-def test_delete_run(tmp_path):
-    db = tmp_path / "a.duckdb"
+def test_delete_run(empty_store):
+    db = empty_store
     with store.writing(db) as con:
         store.write_runs(con, [_run()])
         run_id = _run().run_key()
@@ -102,7 +103,8 @@ def test_delete_run(tmp_path):
         assert not store.delete_run(con, run_id)
 
 
-def test_builtin_data_loads_every_published_figure(seed_db):
+def test_builtin_data_loads_every_published_figure(seed_store):
+    seed_db = seed_store
     import csv
     from opx.config import PUBLISHED_DIR
     from opx.builtin import INFERENCEX_SOURCE

@@ -1,0 +1,227 @@
+"""PostgreSQL as the shared store: what it must do beyond the contract both backends share
+(tests/unit/test_store.py): every process's copy follows the writes of the others, the copy equals
+a DuckDB file holding the same data, migrations run once, and a lost server is one clear line.
+A throwaway cluster from Debian's package (deploy/pgcluster.py); skipped without it, required in CI.
+"""
+from __future__ import annotations
+
+import duckdb
+import pytest
+
+from models import Deployment, Point, Run, ViewState
+from opx import pgstore, saved_views, store
+from opx.errors import StoreError
+from tests.conftest import new_pg_database
+
+
+def _run(hardware="h200", n_points=3, scale=1.0):
+    return Run(hardware=hardware, model="deepseek-r1", workload="1k1k", provenance="measured",
+               source="sweep.json", deployment=Deployment(gpus_total=8, tp=8),
+               points=tuple(Point(concurrency=2 ** i, tpot_p50_s=0.01 * (i + 1) / scale,
+                                  throughput_total_tok_s=1000.0 * (i + 1) * scale)
+                            for i in range(n_points)))
+
+
+def replica(url: str, name: str) -> str:
+    """The same database under another URL: another process's copy, in this process."""
+    return f"{url}?application_name={name}"
+
+
+def _tables(db) -> dict[str, list[tuple]]:
+    """Every stored table's rows, sorted, without the moment of writing."""
+    with store.reading(db) as con:
+        return {
+            "runs": sorted(con.execute("SELECT * EXCLUDE (ingested_at) FROM runs").fetchall()),
+            "points": sorted(con.execute("SELECT * FROM points").fetchall()),
+            "envelope_points": sorted(con.execute("SELECT * FROM envelope_points").fetchall()),
+            "saved_views": sorted(con.execute(
+                "SELECT slug, title, page, query, run_ids FROM saved_views").fetchall()),
+            "derived_fits": sorted(con.execute(
+                "SELECT key, hardware, model, workload, engine, payload FROM derived_fits").fetchall()),
+        }
+
+
+def test_postgres_tables_have_the_columns_of_the_copy(pg_cluster):
+    url = new_pg_database(pg_cluster)
+    with store.writing(url):
+        pass
+    pg = pgstore.connect(url)
+    cur = pg.cursor()
+    copy = pgstore.mirror(url)
+    for table in pgstore.TABLES:
+        cur.execute("SELECT column_name FROM information_schema.columns WHERE table_name = $1 "
+                    "ORDER BY ordinal_position", parameters=(table,))
+        columns = [r[0] for r in cur.fetchall()]
+        assert columns == copy.columns[table] + ["version"], table
+    pg.close()
+
+
+def test_a_write_on_one_replica_shows_on_another_at_its_next_read(pg_cluster):
+    url = new_pg_database(pg_cluster)
+    a, b = replica(url, "a"), replica(url, "b")
+    with store.writing(a) as con:
+        store.write_runs(con, [_run("h200")])
+    stamp = store.data_stamp(b)
+    with store.reading(b) as con:
+        assert store.count_runs(con) == (1, 3)
+    with store.writing(a) as con:
+        store.write_runs(con, [_run("h100"), _run("h200", n_points=5)])   # a new run, 2 new points
+    assert store.data_stamp(b) != stamp
+    with store.reading(b) as con:
+        assert store.count_runs(con) == (2, 8)
+    with store.writing(b) as con:
+        assert store.delete_run(con, _run("h100").run_key())
+        view = saved_views.save(con, "Rubin at 500", "/", ViewState(target=500), [])
+    with store.reading(a) as con:
+        assert store.count_runs(con) == (1, 5)
+        assert saved_views.get(con, view.slug).title == "Rubin at 500"
+    with store.writing(a) as con:
+        saved_views.rename(con, view.slug, "Renamed")
+    with store.reading(b) as con:
+        assert saved_views.get(con, view.slug).title == "Renamed"
+    assert _tables(a) == _tables(b)
+
+
+def test_the_copy_equals_a_file_with_the_same_writes(pg_cluster, tmp_path, full_db):
+    """Runs, points, envelopes (kept by the writes), saved views and fits, after imports and a
+    delete, read the same from Postgres through a fresh copy as from a DuckDB file."""
+    url = new_pg_database(pg_cluster)
+    file = tmp_path / "same.duckdb"
+    with store.reading(full_db) as con:
+        fits = con.execute("SELECT key, hardware, model, workload, payload FROM derived_fits").fetchall()
+    from opx import stored_fits
+    from opx.builtin import builtin_runs
+    runs = builtin_runs()
+    for db in (url, file):
+        with store.writing(db) as con:
+            store.write_runs(con, runs[:40])
+        with store.writing(db) as con:
+            store.write_runs(con, runs[20:] + [_run("h200"), _run("h200", scale=2.0)])
+            for key, hw, model, workload, payload in fits:
+                stored_fits.save(con, key, hw, model, workload, payload)
+        with store.writing(db) as con:
+            store.delete_run(con, runs[3].run_key())
+            store.delete_run(con, _run("h200").run_key())
+            saved_views.save(con, "A view", "/compare", ViewState(target=300), [runs[0].run_key()])
+    fresh = replica(url, "fresh")
+    assert _tables(fresh) == _tables(file)
+    assert _tables(fresh)["envelope_points"]
+    assert len(_tables(fresh)["derived_fits"]) == len(fits)
+
+
+def test_a_failed_write_changes_nothing_in_postgres_nor_in_the_copy(pg_cluster):
+    url = new_pg_database(pg_cluster)
+    with store.writing(url) as con:
+        store.write_runs(con, [_run("h100")])
+    before = _tables(url)
+    with pytest.raises(RuntimeError, match="stopped half-way"):
+        with store.writing(url) as con:
+            store.write_runs(con, [_run("h200")])
+            raise RuntimeError("stopped half-way")
+    assert _tables(url) == before
+    assert _tables(replica(url, "other")) == before
+
+
+def test_a_newer_schema_in_postgres_is_refused(pg_cluster):
+    url = new_pg_database(pg_cluster)
+    with store.writing(url):
+        pass
+    pg = pgstore.connect(url)
+    pg.cursor().execute("INSERT INTO schema_migrations VALUES ($1, current_timestamp)",
+                        parameters=(pgstore.SCHEMA_VERSION + 5,))
+    pg.close()
+    other = replica(url, "newer")
+    for opener in (store.reading, store.writing):
+        with pytest.raises(StoreError, match="newer than this build"):
+            with opener(other):
+                pass
+
+
+def test_an_empty_database_says_how_to_build_it(pg_cluster):
+    url = new_pg_database(pg_cluster)
+    with pytest.raises(StoreError, match="db init"):
+        with store.reading(url):
+            pass
+
+
+def test_writers_starting_at_once_migrate_once_and_store_each_run_once(pg_cluster):
+    from concurrent.futures import ThreadPoolExecutor
+    url = new_pg_database(pg_cluster)
+
+    def write(i):
+        db = replica(url, f"w{i}")
+        with store.writing(db) as con:
+            return store.write_runs(con, [_run("h200"), _run(f"b{200 + i}")]).runs_added
+
+    with ThreadPoolExecutor(4) as pool:
+        added = list(pool.map(write, range(4)))
+    assert sum(added) == 5               # h200 once, and each writer's own run
+    pg = pgstore.connect(url)
+    cur = pg.cursor()
+    cur.execute("SELECT version, count(*) FROM schema_migrations GROUP BY version")
+    assert all(n == 1 for _, n in cur.fetchall())
+    cur.execute("SELECT count(*), count(DISTINCT id) FROM runs")
+    assert cur.fetchone() == (5, 5)
+    pg.close()
+
+
+def test_a_server_lost_mid_session_is_one_line_naming_it_and_the_next_read_recovers(tmp_path):
+    from deploy.pgcluster import Cluster
+    with Cluster() as cluster:
+        url = cluster.url
+        with store.writing(url) as con:
+            store.write_runs(con, [_run()])
+        with store.reading(url) as con:
+            assert store.count_runs(con) == (1, 3)
+        cluster.stop()
+        for attempt in (lambda: store.data_stamp(url), lambda: store.reading(url).__enter__(),
+                        lambda: store.writing(url).__enter__()):
+            with pytest.raises(StoreError) as caught:
+                attempt()
+            text = str(caught.value)
+            assert "\n" not in text
+            assert f"the PostgreSQL server at {cluster.server} cannot be reached" in text
+            assert "postgresql://postgres@127.0.0.1" in text
+        cluster.start()
+        with store.reading(url) as con:
+            assert store.count_runs(con) == (1, 3)
+        with store.writing(url) as con:
+            store.write_runs(con, [_run("h100")])
+        with store.reading(replica(url, "after")) as con:
+            assert store.count_runs(con) == (2, 6)
+
+
+def test_the_password_is_never_shown():
+    err = pgstore.error("postgresql://me:s3cret@db.example:6543/opx",
+                        Exception("IO: [libpq] Failed to connect: Connection refused"), False)
+    assert "s3cret" not in str(err)
+    assert str(err).startswith("postgresql://me@db.example:6543/opx: the PostgreSQL server at "
+                               "db.example:6543 cannot be reached (connection refused)")
+
+
+def test_a_url_folded_by_pathlib_is_mended():
+    from pathlib import Path
+    url = "postgresql://u@h:5/db"
+    assert pgstore.url_of(Path(url)) == url
+    assert pgstore.url_of("postgres://u@h/db") == "postgresql://u@h/db"
+    assert pgstore.url_of("data/opx.duckdb") is None
+
+
+def test_a_reader_sees_one_snapshot_while_a_write_lands(pg_cluster):
+    url = new_pg_database(pg_cluster)
+    with store.writing(url) as con:
+        store.write_runs(con, [_run("h100")])
+    with store.reading(url) as con:
+        first = store.count_runs(con)
+        with store.writing(replica(url, "writer")) as wcon:
+            store.write_runs(wcon, [_run("h200")])
+        pgstore.mirror(url).current()            # this process's copy moves on meanwhile
+        assert store.count_runs(con) == first    # the open read still sees its snapshot
+    with store.reading(url) as con:
+        assert store.count_runs(con) == (2, 6)
+
+
+def test_duckdb_sql_runs_unchanged_on_the_copy(seed_store):
+    with store.reading(seed_store) as con:
+        assert isinstance(con, duckdb.DuckDBPyConnection)
+        assert con.execute("SELECT count(*) FROM point_metrics").fetchone()[0] > 0
