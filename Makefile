@@ -17,16 +17,23 @@ $(VENV)/.dev-installed: $(VENV)/.app-installed requirements-dev.txt
 	$(PY) -m pip install --quiet -r requirements-dev.txt
 	touch $@
 
+ifneq (,$(findstring ://,$(DB)))
+# A PostgreSQL URL is no file make can date: `db init` runs at each start (it migrates once and
+# adds only what is missing, so a built database stays as it is).
+DB_READY := db
+else
+DB_READY := $(DB)
 # (re-run when a migration is newer than the database: `db init` upgrades it in place)
 $(DB): $(wildcard opx/migrations/*.sql) | $(VENV)/.app-installed
-	$(PY) -m opx db init --db $(DB)
+	$(PY) -m opx db init --db '$(DB)'
+endif
 
 db: $(VENV)/.app-installed
-	$(PY) -m opx db init --db $(DB)
+	$(PY) -m opx db init --db '$(DB)'
 
-run: $(VENV)/.app-installed $(DB)
+run: $(VENV)/.app-installed $(DB_READY)
 	@$(PY) -m opx.settings          # a setting opx cannot read stops here, before serving
-	OPX_DB=$(DB) $(PY) -m streamlit run app.py --server.port $(PORT) --browser.gatherUsageStats false
+	OPX_DB='$(DB)' $(PY) -m streamlit run app.py --server.port $(PORT) --browser.gatherUsageStats false
 
 test: $(VENV)/.dev-installed
 	$(PY) -m pytest
@@ -38,4 +45,4 @@ bench: $(VENV)/.dev-installed
 	$(PY) bench/run_all.py
 
 clean:
-	rm -rf $(VENV) $(DB) $(DB).wal .pytest_cache
+	rm -rf $(VENV) $(if $(findstring ://,$(DB)),,$(DB) $(DB).wal) .pytest_cache

@@ -175,11 +175,12 @@ _LOG_LINE = re.compile(r'^\S+ "(?P<method>\S+) (?P<path>\S+)[^"]*" (?P<status>\d
 
 
 def render_nginx_conf(template: str, *, prefix: Path, port: int, replicas: list[tuple[str, int]],
-                      cookie: str = STICKY_COOKIE, user: str | None = None) -> str:
+                      cookie: str = STICKY_COOKIE, user: str | None = None,
+                      fail_timeout: str = FAIL_TIMEOUT) -> str:
     """The template with its {{ name }} fields filled in for these (name, port) replicas."""
     def server(p: int, backup: bool = False) -> str:
         return (f"        server 127.0.0.1:{p}{' backup' if backup else ''} "
-                f"max_fails=1 fail_timeout={FAIL_TIMEOUT};")
+                f"max_fails=1 fail_timeout={fail_timeout};")
 
     pinned_blocks = []
     for name, p in replicas:
@@ -210,19 +211,22 @@ class Demo:
     """nginx and N replicas over one database; a context manager that leaves nothing running."""
 
     def __init__(self, replicas: int = 2, port: int | None = None, db: str | None = None,
-                 say: Callable[[str], None] = print, env: dict[str, str] | None = None):
+                 say: Callable[[str], None] = print, env: dict[str, str] | None = None,
+                 fail_timeout: str = FAIL_TIMEOUT):
+        """`env`: the environment of `db init` and the replicas (default: this process's);
+        `fail_timeout`: how long nginx leaves a replica alone after it failed once."""
         if replicas < 1:
             raise ValueError("at least one replica")
         self.replica_count = replicas
         self.port = port or free_port()
         self.db = self._absolute(db) if db else None
         self.say = say
-        self.extra_env = env or {}
+        self.base_env = dict(os.environ if env is None else env)
         self.cluster: pgcluster.Cluster | None = None
         self.replicas: list[Replica] = []
         self.nginx: subprocess.Popen | None = None
         self.prefix: Path | None = None
-        # One secret for all replicas: Streamlit signs its session (and st.login) cookies with it.
+        self.fail_timeout = fail_timeout
         self.cookie_secret = secrets.token_hex(32)
 
     @staticmethod
@@ -282,28 +286,34 @@ class Demo:
         self.say(f"    {summary[0]} ({time.monotonic() - started:.1f} s)")
 
     def _env(self) -> dict[str, str]:
-        env = {**os.environ, **self.extra_env, "PYTHONUNBUFFERED": "1"}
+        env = {**self.base_env, "PYTHONUNBUFFERED": "1"}
         if self.db:
             env["OPX_DB"] = self.db
         return env
 
     def _start_replicas(self) -> None:
         self._step(f"starting {self.replica_count} Streamlit replica(s)")
-        env = {**self._env(), "STREAMLIT_SERVER_COOKIE_SECRET": self.cookie_secret}
         for i in range(self.replica_count):
-            port = free_port()
-            log = self.prefix / f"replica-r{i}.log"
-            with open(log, "wb") as out:
-                process = subprocess.Popen(
-                    [sys.executable, "-m", "streamlit", "run", "app.py",
-                     "--server.port", str(port), "--server.address", "127.0.0.1",
-                     "--server.headless", "true", "--browser.gatherUsageStats", "false",
-                     "--server.fileWatcherType", "none"],
-                    cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
-                    preexec_fn=_die_with_parent)
-            self.replicas.append(Replica(f"r{i}", port, process, log))
+            self.replicas.append(self._spawn_replica(f"r{i}", free_port()))
+        self._wait_until_answering(self.replicas)
+
+    def _spawn_replica(self, name: str, port: int) -> Replica:
+        # One secret for all replicas: Streamlit signs its session (and st.login) cookies with it.
+        env = {**self._env(), "STREAMLIT_SERVER_COOKIE_SECRET": self.cookie_secret}
+        log = self.prefix / f"replica-{name}.log"
+        with open(log, "ab") as out:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "streamlit", "run", "app.py",
+                 "--server.port", str(port), "--server.address", "127.0.0.1",
+                 "--server.headless", "true", "--browser.gatherUsageStats", "false",
+                 "--server.fileWatcherType", "none"],
+                cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
+                preexec_fn=_die_with_parent)
+        return Replica(name, port, process, log)
+
+    def _wait_until_answering(self, replicas: list[Replica]) -> None:
         started = time.monotonic()
-        waiting = list(self.replicas)
+        waiting = list(replicas)
         while waiting:
             for replica in list(waiting):
                 if _answers_health(replica.url):
@@ -331,7 +341,8 @@ class Demo:
         conf = self.prefix / "nginx.conf"
         conf.write_text(render_nginx_conf(
             TEMPLATE.read_text(), prefix=self.prefix, port=self.port,
-            replicas=[(r.name, r.port) for r in self.replicas], user=user))
+            replicas=[(r.name, r.port) for r in self.replicas], user=user,
+            fail_timeout=self.fail_timeout))
         command = [str(nginx_binary()), "-p", str(self.prefix), "-c", str(conf),
                    "-e", str(self.prefix / "logs" / "error.log")]
         checked = subprocess.run(command + ["-t", "-q"], capture_output=True, text=True)
@@ -357,6 +368,16 @@ class Demo:
         replica.process.wait()
         return replica
 
+    def restart(self, index: int) -> Replica:
+        """Start replica `index` again on its port (after `kill`), as a supervisor would; nginx
+        tries it again once its fail_timeout has passed."""
+        old = self.replicas[index]
+        if old.process.poll() is None:
+            raise RuntimeError(f"replica {old.name} is still running")
+        self.replicas[index] = self._spawn_replica(old.name, old.port)
+        self._wait_until_answering([self.replicas[index]])
+        return self.replicas[index]
+
     def replica_named(self, name: str) -> Replica:
         return next(r for r in self.replicas if r.name == name)
 
@@ -366,8 +387,10 @@ class Demo:
             m = _LOG_LINE.match(line)
             if m:
                 tried = [a.strip() for a in m["up"].split(",") if a.strip() and a.strip() != "-"]
+                def value(field: str) -> str:      # nginx logs an empty variable as "-"
+                    return "" if m[field] == "-" else m[field]
                 entries.append(LogEntry(m["method"], m["path"], int(m["status"]), tried,
-                                        m["pinned"], m["served"], m["ua"]))
+                                        value("pinned"), value("served"), value("ua")))
         return entries
 
     # -- stopping -------------------------------------------------------------------------

@@ -1,0 +1,200 @@
+"""Two opx replicas behind nginx over one PostgreSQL database, in Chromium (deploy/demo.py).
+
+A browser session must reach one replica for its page, websocket, media files and uploads; when
+that replica dies the browser is handed to the other, keeps its view (the address holds it), and
+stays there, even once the dead replica is back.
+
+Needs nginx, PostgreSQL's server (deploy/pgcluster.py) and opx's PostgreSQL backend; without
+them the tests skip with the reason (in CI, CI=true, a missing nginx or PostgreSQL fails, as a
+missing Chromium does). OPX_E2E_REPLICA_DB=URL-or-file runs them over that database instead
+(e.g. a DuckDB file, which several replicas can read).
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+import time
+import urllib.request
+import uuid
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from playwright.sync_api import expect
+
+from deploy import pgcluster
+from deploy.demo import STICKY_COOKIE, Demo, nginx_unavailable
+from tests.e2e.conftest import wait_for_app
+
+pytestmark = pytest.mark.e2e
+
+VIEW = "/?hw=vr-nvl72&hw=gb300-nvl72&target=300"
+TARGET_BOX = "Typed target (tok/s/user)"
+# nginx leaves a failed replica alone this long; short, so a restarted one is back in the test.
+FAIL_TIMEOUT = "2s"
+
+
+def _require(reason: str | None) -> None:
+    if reason is None:
+        return
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(f"the replica tests must run in CI: {reason}")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="module")
+def database():
+    given = os.environ.get("OPX_E2E_REPLICA_DB")
+    if given:
+        yield given
+        return
+    _require(pgcluster.unavailable())
+    if importlib.util.find_spec("opx.pgstore") is None:
+        pytest.skip("opx has no PostgreSQL backend yet (opx/pgstore.py); "
+                    "OPX_E2E_REPLICA_DB=data/opx.duckdb runs these tests over a DuckDB file")
+    with pgcluster.Cluster() as cluster:
+        yield cluster.url
+
+
+@pytest.fixture(scope="module")
+def demo(database, browser):
+    _require(nginx_unavailable())
+    env = dict(os.environ)
+    env.pop("OPX_READ_ONLY", None)
+    env.pop("OPX_ADMIN_TOKEN", None)
+    try:
+        with Demo(replicas=2, db=database, say=lambda line: None, env=env,
+                  fail_timeout=FAIL_TIMEOUT) as running:
+            yield running
+    except RuntimeError as exc:
+        pytest.fail(str(exc))
+
+
+@pytest.fixture
+def browser_session(browser):
+    """A browser of its own (its own cookies), named by its user agent in nginx's access log."""
+    name = f"opx-e2e-{uuid.uuid4().hex[:12]}"
+    context = browser.new_context(viewport={"width": 1400, "height": 1000}, user_agent=name)
+    page = context.new_page()
+    page.sockets = []
+    page.on("websocket", lambda ws: page.sockets.append(ws.url))
+    yield name, context, page
+    context.close()
+
+
+def _requests_of(demo: Demo, user_agent: str):
+    return [e for e in demo.access_log() if e.user_agent == user_agent]
+
+
+def _pinned(context) -> str:
+    return next((c["value"] for c in context.cookies() if c["name"] == STICKY_COOKIE), "")
+
+
+def _wait_until(condition, what: str, timeout: float = 30.0):
+    deadline = time.monotonic() + timeout
+    while not (result := condition()):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not within {timeout:.0f} s: {what}")
+        time.sleep(0.1)
+    return result
+
+
+def _download_summary(page, tmp_path) -> dict:
+    """The view's JSON summary: built by the session's replica and served from its memory
+    (/media/...)."""
+    with page.expect_download(timeout=60_000) as download:
+        page.get_by_test_id("stDownloadButton").filter(has_text="JSON summary").click()
+    path = tmp_path / f"summary-{uuid.uuid4().hex[:6]}.json"
+    download.value.save_as(path)
+    return json.loads(path.read_text())
+
+
+def _open_view(demo: Demo, page) -> dict[str, list[str]]:
+    page.goto(demo.proxy_url + VIEW)
+    wait_for_app(page)
+    expect(page.get_by_label(TARGET_BOX)).to_have_value("300.00", timeout=30_000)
+    query = parse_qs(urlsplit(page.url).query)
+    assert query["target"] == ["300"] and query["hw"] == ["vr-nvl72", "gb300-nvl72"]
+    return query
+
+
+def test_one_browser_reaches_one_replica_for_page_websocket_and_media(demo, browser_session,
+                                                                      tmp_path):
+    name, context, page = browser_session
+    _open_view(demo, page)
+    assert "target=300" in _download_summary(page, tmp_path)["link"]
+    box = page.get_by_label(TARGET_BOX)
+    box.fill("320")
+    box.press("Enter")
+    wait_for_app(page)
+    expect(page).to_have_url(re.compile(r"target=320"), timeout=15_000)
+    pinned = _pinned(context)
+    context.close()           # nginx logs a websocket when it closes
+    _wait_until(lambda: any(e.kind == "websocket" for e in _requests_of(demo, name)),
+                "the websocket's line in nginx's access log")
+    entries = _requests_of(demo, name)
+
+    assert {"page", "websocket", "media"} <= {e.kind for e in entries}
+    assert {e.served for e in entries} == {pinned}, [(e.path, e.served) for e in entries]
+    # The proxy named the replica on its first answer; every later request carried the cookie.
+    assert entries[0].pinned == ""
+    assert all(e.pinned == pinned for e in entries[1:]), [(e.path, e.pinned) for e in entries]
+
+
+def test_a_killed_replica_hands_the_browser_to_the_other_with_the_same_view(
+        demo, browser_session, tmp_path):
+    name, context, page = browser_session
+    query = _open_view(demo, page)
+    first = _pinned(context)
+    assert {e.served for e in _requests_of(demo, name)} == {first}
+    names = [r.name for r in demo.replicas]
+    killed_at = time.monotonic()
+    demo.kill(names.index(first))
+
+    # The client notices its websocket closed and reconnects through the proxy, which passes it
+    # to the live replica; the new session reads the view from the address.
+    _wait_until(lambda: len(page.sockets) >= 2, "a second websocket to the proxy")
+    assert all(url.startswith(demo.proxy_url.replace("http", "ws")) for url in page.sockets)
+    wait_for_app(page, timeout=60_000)
+    expect(page.get_by_label(TARGET_BOX)).to_have_value("300.00", timeout=30_000)
+    print(f"\nfailover: the view was back {time.monotonic() - killed_at:.1f} s after the kill")
+    assert parse_qs(urlsplit(page.url).query) == query
+    expect(page.get_by_test_id("stException")).to_have_count(0)
+    survivor = _pinned(context)
+    assert survivor in names and survivor != first
+
+    # The new replica serves this session: a download (its media) and another interaction.
+    assert "target=300" in _download_summary(page, tmp_path)["link"]
+    media = [e for e in _requests_of(demo, name) if e.kind == "media"]
+    assert [e.served for e in media] == [survivor]
+    box = page.get_by_label(TARGET_BOX)
+    box.fill("350")
+    box.press("Enter")
+    wait_for_app(page)
+    expect(page).to_have_url(re.compile(r"target=350"), timeout=15_000)
+    expect(page.get_by_text("Multiple at the target, 350 tok/s/user")).to_be_visible()
+
+    # The dead replica comes back and nginx takes it again; this browser stays on the survivor,
+    # where its session is (its cookie names the survivor now).
+    restarted = demo.restart(names.index(first))
+    _wait_until(lambda: _served_when_pinned_to(demo, restarted.name) == restarted.name,
+                f"nginx sending {restarted.name}'s browsers to it again")
+    assert "target=350" in _download_summary(page, tmp_path)["link"]
+    media = [e for e in _requests_of(demo, name) if e.kind == "media"]
+    assert [e.served for e in media] == [survivor, survivor]
+    expect(page.get_by_test_id("stException")).to_have_count(0)
+
+
+def _served_when_pinned_to(demo: Demo, replica: str) -> str:
+    """Which replica the proxy picks now for a browser whose cookie names `replica`."""
+    request = urllib.request.Request(f"{demo.proxy_url}/_stcore/health",
+                                     headers={"Cookie": f"{STICKY_COOKIE}={replica}",
+                                              "User-Agent": "opx-e2e-probe"})
+    try:
+        with urllib.request.urlopen(request, timeout=5) as response:
+            set_cookie = " ".join(response.headers.get_all("Set-Cookie") or [])
+    except OSError:
+        return ""
+    moved = re.search(rf"{STICKY_COOKIE}=(\w+)", set_cookie)
+    return moved.group(1) if moved else replica
