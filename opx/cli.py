@@ -104,6 +104,11 @@ def build_parser() -> argparse.ArgumentParser:
     exp_pq.add_argument("dir", metavar="DIR")
     _db_arg(exp_pq)
 
+    copy = db_sub.add_parser("copy", help="fill an empty PostgreSQL store (--db) with another "
+                                          "store's data (a DuckDB file, a Parquet dataset)")
+    copy.add_argument("source", metavar="SOURCE", help="the store to copy from")
+    _db_arg(copy)
+
     runs = sub.add_parser("runs", help="list, show or delete stored runs")
     runs_sub = runs.add_subparsers(dest="runs_command", required=True)
     lst = runs_sub.add_parser(
@@ -584,6 +589,22 @@ def cmd_db_export_parquet(args) -> int:
     return 0
 
 
+def cmd_db_copy(args) -> int:
+    from opx import pgstore
+    path = db_path(args.db)
+    if not pgstore.is_postgres(path):
+        raise _ArgError(str(path), "`db copy` writes to a PostgreSQL store (--db postgresql://"
+                                   "...); to publish a store as files use `db export-parquet`")
+    source = db_path(args.source)
+    with store.reading(source) as con:
+        counts = pgstore.copy_into(pgstore.url_of(path), con,
+                                   say=lambda line: print(line, file=sys.stderr, flush=True))
+    print(f"{store.name(path)}: {counts['runs']} run(s), {counts['points']} point(s), "
+          f"{counts['saved_views']} saved view(s), {counts['derived_fits']} stored fit(s) "
+          f"copied from {store.name(source)}")
+    return 0
+
+
 def cmd_db_init(args) -> int:
     from opx.builtin import builtin_runs, builtin_simulations
     path = db_path(args.db)
@@ -649,6 +670,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     handler = {("db", "init"): cmd_db_init,
                ("db", "export-parquet"): cmd_db_export_parquet,
+               ("db", "copy"): cmd_db_copy,
                ("ingest", None): cmd_ingest,
                ("export", None): cmd_export,
                ("simulate", None): cmd_simulate,

@@ -23,7 +23,9 @@ process answering opx's queries from an in-memory DuckDB copy of it.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
+import re
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -215,6 +217,20 @@ def _columns(con: duckdb.DuckDBPyConnection, table: str) -> list[str]:
         "ORDER BY ordinal_position", [table]).fetchall()]
 
 
+# The copy's big tables hold no key indexes: Postgres keeps the keys, the store's writes find
+# existing rows by query, and building the indexes was most of a copy's load (2 of 2.2 s at 1M
+# points, docs/scaling.md).
+UNINDEXED = ("runs", "points")
+
+
+def _drop_indexes(con: duckdb.DuckDBPyConnection, table: str) -> None:
+    sql = con.execute("SELECT sql FROM duckdb_tables() WHERE table_name = ?", [table]).fetchone()[0]
+    plain = re.sub(r",\s*(PRIMARY KEY|UNIQUE)\s*\([^)]*\)", "", sql)
+    plain = re.sub(r"\s+PRIMARY KEY\b", "", plain)
+    con.execute(f"DROP TABLE {table}")
+    con.execute(plain)
+
+
 class Mirror:
     """One Postgres database's data in an in-memory DuckDB, at `version`."""
 
@@ -246,6 +262,18 @@ class Mirror:
                     raise _no_schema(self.url) from None
                 raise
 
+    @staticmethod
+    @functools.lru_cache(maxsize=None)
+    def columns_of(table: str) -> list[str]:
+        """The columns of `table` in the DuckDB schema this build writes."""
+        from opx import store
+        con = duckdb.connect(":memory:")
+        try:
+            store.migrate(con, Path(":memory:"))
+            return _columns(con, table)
+        finally:
+            con.close()
+
     def _new_copy(self) -> None:
         from opx import store
         if self.con is not None:
@@ -253,6 +281,8 @@ class Mirror:
                 self.con.close()
         con = duckdb.connect(":memory:")
         store.migrate(con, Path(":memory:"))
+        for table in UNINDEXED:
+            _drop_indexes(con, table)
         self.con, self.version = con, None
         self.columns = {t: _columns(con, t) for t in TABLES}
 
@@ -302,10 +332,21 @@ class Mirror:
                         parameters=(since,))
             removed = cur.fetch_arrow_table()
         loaded = {}
-        for table in TABLES:
-            cols = ", ".join(self.columns[table])
-            cur.execute(f"SELECT {cols} FROM {table} WHERE version > $1", parameters=(since,))
-            loaded[table] = cur.fetch_arrow_table()
+        helper = None
+        if since < 0:       # a whole load: half the points through a second connection
+            helper = _SnapshotHelper.start(self.url, cur, "points", self.columns["points"])
+        try:
+            for table in TABLES:
+                cols = ", ".join(self.columns[table])
+                where = "version > $1" + (f" AND {_HALF.format(0)}" if helper and
+                                          table == "points" else "")
+                cur.execute(f"SELECT {cols} FROM {table} WHERE {where}", parameters=(since,))
+                loaded[table] = cur.fetch_arrow_table()
+            if helper:
+                loaded["points"] = pa.concat_tables([loaded["points"], helper.result()])
+        finally:
+            if helper:
+                helper.close()
         self._apply(removed, loaded, wanted)
 
     def _apply(self, removed: pa.Table | None, loaded: dict[str, pa.Table], version: int) -> None:
@@ -342,6 +383,44 @@ class Mirror:
                 with contextlib.suppress(duckdb.Error):
                     self.con.close()
             self.con, self.version = None, None
+
+
+_HALF = "seq % 2 = {}"
+
+
+class _SnapshotHelper:
+    """A second connection fetching half of a table in the same snapshot as `cur` (as pg_dump
+    does: pg_export_snapshot / SET TRANSACTION SNAPSHOT), in a thread: on two cores a whole
+    load's points arrive in about 60% of the time."""
+
+    def __init__(self, pg, future, pool):
+        self.pg, self.future, self.pool = pg, future, pool
+
+    @classmethod
+    def start(cls, url: str, cur, table: str, columns: list[str]) -> "_SnapshotHelper":
+        from concurrent.futures import ThreadPoolExecutor
+        snapshot = _scalar(cur, "SELECT pg_export_snapshot()")
+        pg = connect(url)
+        helper_cur = pg.cursor()
+        helper_cur.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        helper_cur.execute(f"SET TRANSACTION SNAPSHOT '{snapshot}'")
+
+        def fetch() -> pa.Table:
+            helper_cur.execute(f"SELECT {', '.join(columns)} FROM {table} WHERE {_HALF.format(1)}")
+            return helper_cur.fetch_arrow_table()
+
+        pool = ThreadPoolExecutor(1)
+        return cls(pg, pool.submit(fetch), pool)
+
+    def result(self) -> pa.Table:
+        return self.future.result()
+
+    def close(self) -> None:
+        self.future.cancel()
+        with contextlib.suppress(Exception):
+            self.future.result()
+        self.pool.shutdown()
+        _close(self.pg)
 
 
 def _no_schema(url: str) -> StoreError:
@@ -487,3 +566,63 @@ def check(url: str) -> None:
 def data_stamp(url: str) -> tuple[int, int]:
     """The data version in Postgres: one query, so a cache keyed on it sees every write."""
     return (mirror(url).server_version(), 0)
+
+
+def copy_into(url: str, source: duckdb.DuckDBPyConnection, say=lambda line: None) -> dict[str, int]:
+    """Fill an empty Postgres store with everything `source` (any store's read connection: a
+    DuckDB file, a Parquet dataset, another Postgres store's copy) holds, in one transaction:
+    the move of a team's file to a shared server. Returns rows per table."""
+    from opx import envelopes
+    pg = connect(url, writing=True)
+    try:
+        with _server_errors(url, writing=True):
+            migrate(pg, url)
+            cur = pg.cursor()
+            cur.execute("BEGIN")
+            try:
+                cur.execute("SELECT pg_advisory_xact_lock($1)", parameters=(WRITE_LOCK,))
+                if (_scalar(cur, "SELECT count(*) FROM runs")
+                        or _scalar(cur, "SELECT count(*) FROM saved_views")):
+                    raise StoreError(shown_url(url), "database",
+                                     "is not empty: `db copy` fills an empty database; import "
+                                     "result files into it with `python -m opx ingest` instead")
+                version = int(_scalar(cur, "UPDATE data_version SET version = version + 1 "
+                                           "RETURNING version"))
+                scratch = None
+                if not envelopes.stored(source):        # a Parquet dataset keeps none
+                    say("envelopes: computing them (the source does not store them)…")
+                    scratch = Mirror(url)
+                    scratch._new_copy()
+                    for table in ("runs", "points"):
+                        cols = ", ".join(scratch.columns[table])
+                        scratch.con.register("src", source.sql(f"SELECT {cols} FROM {table}")
+                                             .to_arrow_table())
+                        scratch.con.execute(f"INSERT INTO {table} SELECT * FROM src")
+                        scratch.con.unregister("src")
+                    envelopes.rebuild_all(scratch.con)
+                counts = {}
+                columns = {t: _columns(source, t) for t in TABLES}
+                for table in TABLES:
+                    origin = scratch.con if (scratch and table == "envelope_points") else source
+                    cols = [c for c in Mirror.columns_of(table) if c in columns[table]
+                            or origin is not source]
+                    if not cols:
+                        counts[table] = 0
+                        continue
+                    rows = origin.sql(f"SELECT {', '.join(cols)} FROM {table}").to_arrow_table()
+                    say(f"{table}: {rows.num_rows:,} row(s)…")
+                    if rows.num_rows:
+                        rows = rows.append_column("version", pa.array([version] * rows.num_rows,
+                                                                      pa.int64()))
+                        cur.adbc_ingest(table, rows, mode="append")
+                    counts[table] = rows.num_rows
+                cur.execute("COMMIT")
+            except BaseException:
+                with contextlib.suppress(Exception):
+                    cur.execute("ROLLBACK")
+                raise
+            finally:
+                cur.close()
+    finally:
+        _close(pg)
+    return counts

@@ -91,12 +91,16 @@ def _pinned(context) -> str:
     return next((c["value"] for c in context.cookies() if c["name"] == STICKY_COOKIE), "")
 
 
-def _wait_until(condition, what: str, timeout: float = 30.0):
+def _wait_until(condition, what: str, timeout: float = 30.0, page=None):
+    """Poll `condition`; with `page`, wait through Playwright so its events keep coming."""
     deadline = time.monotonic() + timeout
     while not (result := condition()):
         if time.monotonic() > deadline:
             raise AssertionError(f"not within {timeout:.0f} s: {what}")
-        time.sleep(0.1)
+        if page is not None:
+            page.wait_for_timeout(100)
+        else:
+            time.sleep(0.1)
     return result
 
 
@@ -154,7 +158,7 @@ def test_a_killed_replica_hands_the_browser_to_the_other_with_the_same_view(
 
     # The client notices its websocket closed and reconnects through the proxy, which passes it
     # to the live replica; the new session reads the view from the address.
-    _wait_until(lambda: len(page.sockets) >= 2, "a second websocket to the proxy")
+    _wait_until(lambda: len(page.sockets) >= 2, "a second websocket to the proxy", page=page)
     assert all(url.startswith(demo.proxy_url.replace("http", "ws")) for url in page.sockets)
     wait_for_app(page, timeout=60_000)
     expect(page.get_by_label(TARGET_BOX)).to_have_value("300.00", timeout=30_000)

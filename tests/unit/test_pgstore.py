@@ -225,3 +225,44 @@ def test_duckdb_sql_runs_unchanged_on_the_copy(seed_store):
     with store.reading(seed_store) as con:
         assert isinstance(con, duckdb.DuckDBPyConnection)
         assert con.execute("SELECT count(*) FROM point_metrics").fetchone()[0] > 0
+
+
+def test_db_copy_moves_a_file_to_postgres_whole_and_refuses_a_full_one(pg_cluster, full_db,
+                                                                        tmp_path):
+    import subprocess
+    import sys
+    from tests.conftest import ROOT
+    url = new_pg_database(pg_cluster)
+    source = tmp_path / "team.duckdb"
+    source.write_bytes(full_db.read_bytes())
+    with store.writing(source) as con:
+        saved_views.save(con, "Kept", "/", ViewState(target=250), [])
+    cmd = [sys.executable, "-m", "opx", "db", "copy", str(source), "--db", url]
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "1 saved view(s)" in done.stdout
+    assert _tables(url) == _tables(source)
+    again = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 1
+    assert again.stderr.startswith(f"error: {url}: database: is not empty")
+    assert _tables(replica(url, "after")) == _tables(source)          # nothing changed
+    to_file = subprocess.run([sys.executable, "-m", "opx", "db", "copy", str(source), "--db",
+                              str(tmp_path / "other.duckdb")], cwd=ROOT, capture_output=True,
+                             text=True, timeout=300)
+    assert to_file.returncode == 1 and "writes to a PostgreSQL store" in to_file.stderr
+    assert not (tmp_path / "other.duckdb").exists()
+
+
+def test_a_copy_loaded_whole_equals_one_loaded_write_by_write(pg_cluster, full_db):
+    """A new replica's whole load (points fetched in two halves over two connections in one
+    snapshot) and a copy that followed every write hold the same rows."""
+    url = new_pg_database(pg_cluster)
+    with store.reading(full_db) as con:
+        pgstore.copy_into(url, con)
+    with store.writing(url) as con:
+        store.write_runs(con, [_run("h200"), _run("h100", n_points=7)])
+    follower = replica(url, "follower")
+    before = _tables(follower)
+    with store.writing(url) as con:
+        store.delete_run(con, _run("h200").run_key())
+    assert _tables(replica(url, "whole")) == _tables(follower) != before
