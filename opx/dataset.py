@@ -22,7 +22,10 @@ REMOTE = ("s3://", "gs://", "gcs://", "az://", "azure://", "abfss://", "http://"
 
 
 def is_dataset(path: str | os.PathLike) -> bool:
+    from opx import pgstore
     text = str(path)
+    if pgstore.is_postgres(text):       # a URL whose query has a `?`, not a glob
+        return False
     return (text.startswith(REMOTE) or any(c in text for c in "*?[")
             or Path(text).is_dir())
 
