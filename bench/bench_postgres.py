@@ -80,15 +80,33 @@ def import_speed(cluster, work: Path, n: int) -> list[Figure]:
             Figure("postgres", "import time, Postgres / file", pg_s / file_s, "x")]
 
 
-def many_writers(cluster, work: Path, writers: int) -> list[Figure]:
-    from opx import store
-    from tests.conftest import new_pg_database
-    from tests.unit.test_concurrency import READER
-    url = new_pg_database(cluster)
-    subprocess.run([PY, "-m", "opx", "db", "init", "--no-simulated", "--db", url], cwd=ROOT,
-                   check=True, capture_output=True)
-    with store.reading(url) as con:
-        before = store.count_runs(con)
+READER = textwrap.dedent("""
+    import sys, time, threading, traceback
+    from pathlib import Path
+    sys.path.insert(0, {root!r})
+    from models import ViewState
+    from opx.catalog import load_catalog
+    from opx.explorer import explore
+    db, stop, threads = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3])
+    catalog = load_catalog()
+    reads, errors = [0], []
+    def session(k):
+        while not stop.exists():
+            try:
+                explore(db, ViewState(model="gpt-oss-120b", workload="1k1k", hw=("h200", "b200"),
+                                      pct="p50", target=20 + reads[0] % 50), catalog)
+                reads[0] += 1
+            except Exception:
+                errors.append(traceback.format_exc(limit=2))
+            time.sleep(0.2)       # a person's pace: a view every moment, not a busy loop
+    ts = [threading.Thread(target=session, args=(k,)) for k in range(threads)]
+    [t.start() for t in ts]; [t.join() for t in ts]
+    print(f"reads={{reads[0]}} errors={{len(errors)}}")
+    for e in errors[:3]: print(e)
+""").format(root=str(ROOT))
+
+
+def _writer_folders(work: Path, writers: int) -> list[Path]:
     shared = work / "shared"
     vllm_files.write_files(shared, 500, seed=99)
     folders = []
@@ -97,47 +115,74 @@ def many_writers(cluster, work: Path, writers: int) -> list[Figure]:
         vllm_files.write_files(folder / "own", 5_000, seed=w + 1)
         shutil.copytree(shared, folder / "shared")
         folders.append(folder)
-    reader = work / "reader.py"
-    reader.write_text(READER.replace("Path(sys.argv[1])", "sys.argv[1]"))
-    readers = [subprocess.Popen([PY, str(reader), url, "600", "3"], cwd=ROOT, text=True,
+    return folders
+
+
+def _empty_store(db: str) -> None:
+    subprocess.run([PY, "-m", "opx", "db", "init", "--no-simulated", "--db", db], cwd=ROOT,
+                   check=True, capture_output=True)
+
+
+def _at_once(folders: list[Path], db: str, readers: int, work: Path) -> dict:
+    """The folders imported by one writer process each, at once, with `readers` reader
+    processes querying meanwhile."""
+    from opx import store
+    with store.reading(db) as con:
+        before = store.count_runs(con)
+    stop = work / f"stop-{len(list(work.iterdir()))}"
+    script = work / "reader.py"
+    script.write_text(READER)
+    reading = [subprocess.Popen([PY, str(script), db, str(stop), "3"], cwd=ROOT, text=True,
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-               for _ in range(2)]
-    time.sleep(3)
+               for _ in range(readers)]
+    if readers:
+        time.sleep(3)
     with Timer() as t:
-        procs = [subprocess.Popen([PY, "-m", "opx", "ingest", str(f), "--db", url], cwd=ROOT,
+        procs = [subprocess.Popen([PY, "-m", "opx", "ingest", str(f), "--db", db], cwd=ROOT,
                                   text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
                  for f in folders]
         outs = [p.communicate() for p in procs]
-    for r in readers:
-        r.terminate()
-    reader_outs = [r.communicate()[0] for r in readers]
-    errors = [err[-500:] for p, (_, err) in zip(procs, outs) if p.returncode]
-    summaries = sum(out.count(".json ") for out, _ in outs)
-    added_points = sum(int(line.split(",")[1].split()[0]) for out, _ in outs
-                       for line in out.splitlines() if "point(s) added" in line and ".json" in line)
-    with store.reading(f"{url}?application_name=check") as con:
+    stop.write_text("stop")
+    reader_outs = [r.communicate()[0] for r in reading]
+    with store.reading(db + ("?application_name=check" if "://" in db else "")) as con:
         after = store.count_runs(con)
+    return {"seconds": t.seconds, "before": before, "after": after,
+            "errors": [err[-300:] for p, (_, err) in zip(procs, outs) if p.returncode],
+            "summaries": sum(out.count(".json ") for out, _ in outs),
+            "added": sum(int(line.split(",")[1].split()[0]) for out, _ in outs
+                         for line in out.splitlines() if "point(s) added" in line and ".json" in line),
+            "reads": sum(int(o.split("reads=")[1].split()[0]) for o in reader_outs if "reads=" in o),
+            "reader_errors": sum(int(o.split("errors=")[1].split()[0]) for o in reader_outs
+                                 if "errors=" in o)}
+
+
+def many_writers(cluster, work: Path, writers: int) -> list[Figure]:
+    from tests.conftest import new_pg_database
+    folders = _writer_folders(work, writers)
     files = writers * 5_500
-    reference = work / "reference.duckdb"               # the same files, one writer, a file
-    subprocess.run([PY, "-m", "opx", "db", "init", "--no-simulated", "--db", str(reference)],
-                   cwd=ROOT, check=True, capture_output=True)
-    with Timer() as one_writer:
-        ingest_all = subprocess.run([PY, "-m", "opx", "ingest", *map(str, folders), "--db",
-                                     str(reference)], cwd=ROOT, capture_output=True, text=True)
-    with store.reading(reference) as con:
-        expected = store.count_runs(con)
-    once = (after[1] - before[1] == added_points == expected[1] - before[1]
-            and after[0] == expected[0] and ingest_all.returncode == 0)
-    reads = sum(int(o.split("reads=")[1].split()[0]) for o in reader_outs if "reads=" in o)
-    reader_errors = sum(int(o.split("errors=")[1].split()[0]) for o in reader_outs if "errors=" in o)
-    detail = (f"{writers} writers x 5,500 files (500 shared by all); summaries {summaries:,} of "
-              f"{files:,}; points added {added_points:,} (each file once: {once}); writer errors "
-              f"{len(errors)}; readers: {reads:,} views, {reader_errors} errors")
-    return [Figure("postgres", f"{writers} writers importing at once, wall time", t.seconds, "s",
-                   detail=detail),
-            Figure("postgres", f"{writers} writers, files/s in all", files / t.seconds, "files/s"),
-            Figure("postgres", "the same files by one writer into a file, wall time",
-                   one_writer.seconds, "s")]
+    reference = str(work / "reference.duckdb")           # the same files, one writer, a file
+    _empty_store(reference)
+    one = _at_once(folders[:1], reference, 0, work)
+    rest = _at_once(folders[1:], reference, 0, work)
+    expected_points = one["added"] + rest["added"]
+    figures = [Figure("postgres", "one writer, one folder into a DuckDB file", 5_500 / one["seconds"],
+                      "files/s")]
+    for readers in (0, 2):
+        url = new_pg_database(cluster)
+        _empty_store(url)
+        got = _at_once(folders, url, readers, work)
+        once = (got["after"][1] - got["before"][1] == got["added"] == expected_points
+                and not got["errors"])
+        detail = (f"{writers} writers x 5,500 files (500 shared by all); summaries "
+                  f"{got['summaries']:,} of {files:,}; points added {got['added']:,} of "
+                  f"{expected_points:,} (each file once: {once}); writer errors "
+                  f"{len(got['errors'])}" + (f"; {readers} reader processes x 3 sessions: "
+                                             f"{got['reads']:,} views, {got['reader_errors']} "
+                                             f"errors" if readers else ""))
+        figures.append(Figure("postgres", f"{writers} writers at once into Postgres, "
+                                          f"{readers} readers", files / got["seconds"], "files/s",
+                              detail=detail))
+    return figures
 
 
 def replica(cluster, work: Path, points: int, cache: Path) -> list[Figure]:

@@ -188,7 +188,7 @@ def write_results(parsed: list[FileResult], db: Path, dry_run: bool) -> list[Fil
     good = [r for r in parsed if r.ok]
     if not good:
         return parsed
-    if dry_run and not Path(db).exists():
+    if dry_run and not store.exists(db):
         for r in good:
             r.runs_added = len(rows_of(r))
             r.points_added = sum(len(rows.points) for rows in rows_of(r))

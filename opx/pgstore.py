@@ -563,6 +563,19 @@ def check(url: str) -> None:
         _close(pg)
 
 
+def has_schema(url: str) -> bool:
+    pg = connect(url)
+    try:
+        with _server_errors(url, writing=False):
+            cur = pg.cursor()
+            try:
+                return _schema_version(cur) > 0
+            finally:
+                cur.close()
+    finally:
+        _close(pg)
+
+
 def data_stamp(url: str) -> tuple[int, int]:
     """The data version in Postgres: one query, so a cache keyed on it sees every write."""
     return (mirror(url).server_version(), 0)
@@ -621,8 +634,10 @@ def copy_into(url: str, source: duckdb.DuckDBPyConnection, say=lambda line: None
                 with contextlib.suppress(Exception):
                     cur.execute("ROLLBACK")
                 raise
-            finally:
-                cur.close()
+            say("vacuum and analyze…")
+            for table in TABLES:        # freshly copied rows: the first replica's load is then
+                cur.execute(f"VACUUM (ANALYZE) {table}")     # not the one that sets hint bits
+            cur.close()
     finally:
         _close(pg)
     return counts

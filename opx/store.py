@@ -418,6 +418,15 @@ def check(path: str | os.PathLike) -> None:
         _close(con)
 
 
+def exists(path: str | os.PathLike) -> bool:
+    """Whether there is a database to read at `path` (a file, a dataset, a Postgres database
+    with opx's schema)."""
+    from opx import dataset, pgstore
+    if pgstore.is_postgres(path):
+        return pgstore.has_schema(pgstore.url_of(path))
+    return dataset.is_dataset(path) or Path(path).exists()
+
+
 def name(path: str | os.PathLike) -> str:
     """The database as messages name it (a Postgres URL without its password)."""
     from opx import pgstore

@@ -266,3 +266,80 @@ def test_a_copy_loaded_whole_equals_one_loaded_write_by_write(pg_cluster, full_d
     with store.writing(url) as con:
         store.delete_run(con, _run("h200").run_key())
     assert _tables(replica(url, "whole")) == _tables(follower) != before
+
+
+def _cli(*args, timeout=300):
+    import subprocess
+    import sys
+    from tests.conftest import ROOT
+    return subprocess.run([sys.executable, "-m", "opx", *map(str, args)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def test_an_import_says_the_same_on_both_backends(pg_cluster, seed_db, tmp_path):
+    """Summaries, refusals, error lines and exit codes of `ingest` do not depend on the store."""
+    from tests.conftest import ROOT
+    url = new_pg_database(pg_cluster)
+    file = tmp_path / "same.duckdb"
+    file.write_bytes(seed_db.read_bytes())
+    with store.reading(seed_db) as con:
+        pgstore.copy_into(url, con)
+    folder = tmp_path / "results"
+    folder.mkdir()
+    for fixture in sorted((ROOT / "tests" / "fixtures").rglob("*")):
+        if fixture.is_file():
+            (folder / f"{fixture.parent.name}-{fixture.name}").write_bytes(fixture.read_bytes())
+    (folder / "broken.json").write_text('{"completed": 3')
+    for args in (["--hardware", "h200", "--gpus", "8"], ["--hardware", "h200", "--gpus", "8"],
+                 ["--dry-run"]):
+        on_file, on_pg = _cli("ingest", folder, *args, "--db", file), _cli("ingest", folder, *args,
+                                                                          "--db", url)
+        assert on_pg.returncode == on_file.returncode
+        assert on_pg.stdout.replace(url, "DB") == on_file.stdout.replace(str(file), "DB")
+        assert on_pg.stderr.replace(url, "DB") == on_file.stderr.replace(str(file), "DB")
+    pg_tables, file_tables = _tables(url), _tables(file)
+    for table in ("runs", "points", "envelope_points", "saved_views"):
+        assert pg_tables[table] == file_tables[table], table
+
+
+@pytest.mark.parametrize("link", ["/?target=387", "/compare?a=vr-nvl72&b=gb300-nvl72",
+                                  "/planner", "/latency", "/?y=usd_per_mtok&pct=p50"])
+def test_a_link_exports_the_same_file_from_postgres_and_from_a_file(pg_cluster, full_db,
+                                                                    tmp_path, link):
+    from opx import cli
+    url = _full_pg(pg_cluster, full_db)
+    for fmt in ("json", "csv", "vl.json") + (("png",) if link in ("/?target=387", "/planner")
+                                             else ()):
+        a, b = tmp_path / f"pg.{fmt}", tmp_path / f"file.{fmt}"
+        assert cli.main(["export", link, "--format", fmt, "-o", str(a), "--db", url]) == 0
+        assert cli.main(["export", link, "--format", fmt, "-o", str(b), "--db", str(full_db)]) == 0
+        assert a.read_bytes() == b.read_bytes(), (link, fmt)
+
+
+_FULL: dict[str, str] = {}
+
+
+def _full_pg(cluster, full_db) -> str:
+    """The database `make run` builds, copied once per session into Postgres."""
+    if "url" not in _FULL:
+        _FULL["url"] = new_pg_database(cluster)
+        with store.reading(full_db) as con:
+            pgstore.copy_into(_FULL["url"], con)
+    return _FULL["url"]
+
+
+def test_the_cli_says_in_one_line_when_the_server_is_gone(tmp_path):
+    from deploy.pgcluster import Cluster
+    with Cluster() as cluster:
+        url = cluster.url
+        with store.writing(url) as con:
+            store.write_runs(con, [_run()])
+        cluster.stop()
+        for args in (["runs", "list"], ["ingest", tmp_path], ["db", "init"],
+                     ["export", "/", "--format", "json", "-o", tmp_path / "x.json"]):
+            done = _cli(*args, "--db", url)
+            assert done.returncode == 1, args
+            assert done.stderr.count("\n") == 1, (args, done.stderr)
+            assert done.stderr.startswith(f"error: {url}: the PostgreSQL server at "
+                                          f"{cluster.server} cannot be reached"), done.stderr
+        assert not (tmp_path / "x.json").exists()
