@@ -22,6 +22,7 @@ process answering opx's queries from an in-memory DuckDB copy of it.
 """
 from __future__ import annotations
 
+import atexit
 import contextlib
 import functools
 import os
@@ -127,11 +128,21 @@ def _adbc():
     return dbapi, adbc_driver_manager.Error
 
 
+CONNECT_TIMEOUT_S = 5          # libpq waits forever for a host that does not answer
+WRITE_WAIT_S = 60              # a writer waits this long for another's write (as on a file)
+
+
+def _with_timeout(url: str) -> str:
+    if "connect_timeout=" in url:
+        return url
+    return f"{url}{'&' if '?' in url else '?'}connect_timeout={CONNECT_TIMEOUT_S}"
+
+
 def connect(url: str, writing: bool = False):
     """An autocommit ADBC connection (transactions are opened explicitly)."""
     dbapi, Error = _adbc()
     try:
-        return dbapi.connect(url, autocommit=True)
+        return dbapi.connect(_with_timeout(url), autocommit=True)
     except Error as exc:
         raise error(url, exc, writing) from None
 
@@ -432,6 +443,15 @@ _mirrors: dict[str, Mirror] = {}
 _mirrors_lock = threading.Lock()
 
 
+@atexit.register
+def _close_connections() -> None:
+    # (closed before the interpreter tears ADBC's module down, which would complain)
+    for m in list(_mirrors.values()):
+        if m._control is not None:
+            _close(m._control)
+            m._control = None
+
+
 def mirror(url: str) -> Mirror:
     with _mirrors_lock:
         found = _mirrors.get(url)
@@ -479,13 +499,15 @@ def writing(url: str) -> Iterator[duckdb.DuckDBPyConnection]:
             cur.execute("BEGIN")
             committed = False
             try:
-                cur.execute("SELECT pg_advisory_xact_lock($1)", parameters=(WRITE_LOCK,))
+                _write_lock(cur, url)
                 with m.lock:
                     m.refresh(cur)
                     con = m.con.cursor()
                     changes = journal.start(con)
                     try:
                         yield con
+                        if not changes:
+                            _nothing_unjournaled(m)
                         version = _flush(cur, m, changes) if changes else None
                         cur.execute("COMMIT")
                         committed = True
@@ -505,6 +527,34 @@ def writing(url: str) -> Iterator[duckdb.DuckDBPyConnection]:
                 cur.close()
     finally:
         _close(pg)
+
+
+def _nothing_unjournaled(m: Mirror) -> None:
+    """A write that moved the copy's data version said nothing in the journal: a writer that
+    bypassed `opx.journal` would be lost from Postgres, so it fails here, loudly."""
+    check = m.con.cursor()
+    try:
+        moved = check.execute("SELECT version FROM data_version").fetchone()[0] != m.version
+    finally:
+        check.close()
+    if moved:
+        m.forget()
+        raise AssertionError("a write changed the data without telling opx.journal; "
+                             "nothing was written to PostgreSQL")
+
+
+def _write_lock(cur, url: str) -> None:
+    """The write lock, waited for up to WRITE_WAIT_S (another host's import batch holds it)."""
+    cur.execute(f"SET LOCAL lock_timeout = '{WRITE_WAIT_S}s'")
+    try:
+        cur.execute("SELECT pg_advisory_xact_lock($1)", parameters=(WRITE_LOCK,))
+    except Exception as exc:
+        if "lock timeout" in str(exc):
+            raise StoreError(shown_url(url), "", f"is busy: another write has held it for over "
+                                                 f"{WRITE_WAIT_S} s (an import?); nothing was "
+                                                 f"written; run the same command again") from None
+        raise
+    cur.execute("SET LOCAL lock_timeout = 0")
 
 
 def _flush(cur, m: Mirror, changes: journal.Journal) -> int:
@@ -593,7 +643,7 @@ def copy_into(url: str, source: duckdb.DuckDBPyConnection, say=lambda line: None
             cur = pg.cursor()
             cur.execute("BEGIN")
             try:
-                cur.execute("SELECT pg_advisory_xact_lock($1)", parameters=(WRITE_LOCK,))
+                _write_lock(cur, url)
                 if (_scalar(cur, "SELECT count(*) FROM runs")
                         or _scalar(cur, "SELECT count(*) FROM saved_views")):
                     raise StoreError(shown_url(url), "database",

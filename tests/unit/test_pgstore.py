@@ -343,3 +343,32 @@ def test_the_cli_says_in_one_line_when_the_server_is_gone(tmp_path):
             assert done.stderr.startswith(f"error: {url}: the PostgreSQL server at "
                                           f"{cluster.server} cannot be reached"), done.stderr
         assert not (tmp_path / "x.json").exists()
+
+
+def test_a_writer_waits_a_bounded_time_for_another_and_says_so(pg_cluster, monkeypatch):
+    url = new_pg_database(pg_cluster)
+    with store.writing(url) as con:
+        store.write_runs(con, [_run("h100")])
+    holder = pgstore.connect(url)
+    cur = holder.cursor()
+    cur.execute("BEGIN")
+    cur.execute("SELECT pg_advisory_xact_lock($1)", parameters=(pgstore.WRITE_LOCK,))
+    monkeypatch.setattr(pgstore, "WRITE_WAIT_S", 1)
+    try:
+        with pytest.raises(StoreError, match="is busy: another write has held it for over 1 s"):
+            with store.writing(replica(url, "waiting")) as con:
+                store.write_runs(con, [_run("h200")])
+    finally:
+        cur.execute("ROLLBACK")
+        holder.close()
+    with store.reading(replica(url, "after")) as con:
+        assert store.count_runs(con) == (1, 3)
+
+
+def test_a_write_that_bypasses_the_journal_is_refused(pg_cluster):
+    url = new_pg_database(pg_cluster)
+    with pytest.raises(AssertionError, match="without telling opx.journal"):
+        with store.writing(url) as con:
+            con.execute("UPDATE data_version SET version = version + 1")
+    with store.reading(replica(url, "after")) as con:
+        assert store.data_version(con) == 0
