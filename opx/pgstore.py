@@ -504,10 +504,13 @@ def writing(url: str) -> Iterator[duckdb.DuckDBPyConnection]:
                     m.refresh(cur)
                     con = m.con.cursor()
                     changes = journal.start(con)
+                    before = _shape(m)
                     try:
                         yield con
-                        if not changes:
-                            _nothing_unjournaled(m)
+                        if not changes and _shape(m) != before:
+                            m.forget()
+                            raise AssertionError("a write changed the data without telling "
+                                                 "opx.journal; nothing was written to PostgreSQL")
                         version = _flush(cur, m, changes) if changes else None
                         cur.execute("COMMIT")
                         committed = True
@@ -529,18 +532,15 @@ def writing(url: str) -> Iterator[duckdb.DuckDBPyConnection]:
         _close(pg)
 
 
-def _nothing_unjournaled(m: Mirror) -> None:
-    """A write that moved the copy's data version said nothing in the journal: a writer that
-    bypassed `opx.journal` would be lost from Postgres, so it fails here, loudly."""
+def _shape(m: Mirror) -> tuple:
+    """The copy's data version and row counts: a write that moves them while saying nothing in
+    the journal bypassed it (and would be lost from Postgres), so it fails loudly."""
+    counts = ", ".join(f"(SELECT count(*) FROM {t})" for t in TABLES)
     check = m.con.cursor()
     try:
-        moved = check.execute("SELECT version FROM data_version").fetchone()[0] != m.version
+        return check.execute(f"SELECT (SELECT version FROM data_version), {counts}").fetchone()
     finally:
         check.close()
-    if moved:
-        m.forget()
-        raise AssertionError("a write changed the data without telling opx.journal; "
-                             "nothing was written to PostgreSQL")
 
 
 def _write_lock(cur, url: str) -> None:

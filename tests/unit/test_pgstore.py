@@ -372,3 +372,45 @@ def test_a_write_that_bypasses_the_journal_is_refused(pg_cluster):
             con.execute("UPDATE data_version SET version = version + 1")
     with store.reading(replica(url, "after")) as con:
         assert store.data_version(con) == 0
+
+
+def test_a_fit_one_replica_makes_at_view_time_a_new_replica_reads_without_fitting(
+        pg_cluster, full_db, tmp_path, catalog):
+    import json
+    import os
+    import subprocess
+    import sys
+    from opx import anchoring, explorer
+    from tests.conftest import ROOT
+    from tests.unit.test_derived import VIEW_WITHOUT_FITTING, _forget_fits
+    file = tmp_path / "no-fits.duckdb"
+    file.write_bytes(full_db.read_bytes())
+    with store.writing(file) as con:
+        con.execute("DELETE FROM derived_fits")
+    url = new_pg_database(pg_cluster)
+    with store.reading(file) as con:
+        pgstore.copy_into(url, con)
+    _forget_fits()
+    made = explorer.explore(replica(url, "a"), ViewState(), catalog)      # fits, then stores
+    anchoring.wait_for_saves()
+    assert any(a.anchored for a in made.anchoring.values())
+    pct = ViewState().pct
+    done = subprocess.run([sys.executable, "-c", VIEW_WITHOUT_FITTING, replica(url, "b"), pct],
+                          cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)),
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    computed = explorer.explore(full_db, ViewState(), catalog)
+    assert json.loads(done.stdout) == (
+        {s.hardware: [s.answer.value, s.projection.value] for s in computed.summaries}
+        | {"anchored": sorted(h for h, a in computed.anchoring.items() if a.anchored)})
+
+
+def test_a_delete_that_bypasses_the_journal_is_refused(pg_cluster):
+    url = new_pg_database(pg_cluster)
+    with store.writing(url) as con:
+        store.write_runs(con, [_run("h100")])
+    with pytest.raises(AssertionError, match="without telling opx.journal"):
+        with store.writing(url) as con:
+            con.execute("DELETE FROM points")
+    with store.reading(url) as con:
+        assert store.count_runs(con) == (1, 3)
