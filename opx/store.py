@@ -434,6 +434,17 @@ def name(path: str | os.PathLike) -> str:
     return pgstore.shown_url(url) if url else shown(path)
 
 
+def describe(path: str | os.PathLike) -> str:
+    """Where the data lives, in words, for the Data page: which kind of store and its name."""
+    from opx import dataset, pgstore
+    if pgstore.is_postgres(path):
+        return (f"PostgreSQL at {name(path)}, shared by every dashboard and import that names it "
+                f"(data version {data_stamp(path)[0]:,})")
+    if dataset.is_dataset(path):
+        return f"the Parquet dataset {shown(path)} (read-only)"
+    return f"the DuckDB file {shown(path)}"
+
+
 def schema_version_of(path: str | os.PathLike) -> int:
     """The schema version this build writes to `path`'s kind of store."""
     from opx import pgstore

@@ -7,8 +7,10 @@ from urllib.parse import parse_qs
 import streamlit as st
 
 from models.pages import PAGES
+from opx import store
 from opx.coverage import coverage
 from ui import data
+from ui.text import escape_md
 
 
 @st.cache_data(ttl=300, max_entries=16, show_spinner=False)
@@ -19,9 +21,10 @@ def _coverage(db: str, stamp: tuple[int, int]):
 def show_coverage() -> None:
     table = _coverage(str(data.database()), data.stamp())
     st.header("What the database holds")
-    st.caption(f"{len(table):,} model and workload pairs. Pick a row to open the Explorer on it "
-               "(all its hardware, at the statistic its data reports, the target mid-range), "
-               "or open its link in a new tab.")
+    st.caption(escape_md(
+        f"{len(table):,} model and workload pairs in {store.describe(data.database())}. Pick a "
+        "row to open the Explorer on it (all its hardware, at the statistic its data reports, "
+        "the target mid-range), or open its link in a new tab."))
     picked = st.dataframe(
         table, hide_index=True, key="coverage", on_select="rerun", selection_mode="single-row",
         height=320, column_order=("model", "workload", "link", "points", "statistic", "provenance",

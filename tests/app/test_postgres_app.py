@@ -97,3 +97,14 @@ def test_what_one_replica_writes_the_other_shows_at_its_next_interaction(monkeyp
         b_data.run()
         table = next(d.value for d in b_data.dataframe if "gpus_total" in d.value.columns)
         assert len(table) == before
+
+
+def test_the_data_page_says_which_store_it_reads(cluster, monkeypatch, app_db):
+    for db, said in ((cluster.url, f"PostgreSQL at {cluster.url}, shared by every dashboard"),
+                     (str(app_db), f"the DuckDB file {app_db}")):
+        monkeypatch.setenv("OPX_DB", db)
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+        at.switch_page("app_pages/data.py")
+        at.run()
+        captions = [c.value.replace("\\", "").replace("\u2060", "") for c in at.caption]
+        assert any(said in c for c in captions), captions[:3]
