@@ -13,7 +13,7 @@ From Python (the browser tests):
     with Demo(replicas=2, db=url) as demo:
         demo.proxy_url                  # http://127.0.0.1:PORT
         demo.replicas[0].port           # each with .name, .port, .url, .process
-        demo.kill(0)                    # SIGKILL a replica
+        demo.kill(0)                    # SIGKILL a replica; demo.restart(0) starts it again
         demo.access_log()               # nginx's lines, parsed: which replica served what
 """
 from __future__ import annotations
@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import ctypes
+import grp
 import os
 import pwd
 import re
@@ -78,7 +79,9 @@ def free_port() -> int:
 def _die_with_parent() -> None:
     """In the child before exec: its own process group (so one killpg stops it and whatever it
     starts, and a Ctrl-C in the terminal reaches only the demo, which stops things in order),
-    and SIGTERM when the demo dies, even by SIGKILL, so no replica or nginx is left behind."""
+    and SIGTERM when the demo dies, even by SIGKILL, so no replica or nginx is left behind.
+    (Linux sends that signal when the starting *thread* ends: start a Demo from a thread that
+    outlives it, e.g. the main one.)"""
     os.setsid()
     with contextlib.suppress(Exception):
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)   # PR_SET_PDEATHSIG
@@ -174,6 +177,11 @@ _LOG_LINE = re.compile(r'^\S+ "(?P<method>\S+) (?P<path>\S+)[^"]*" (?P<status>\d
                        r'served="(?P<served>[^"]*)" ua="(?P<ua>[^"]*)"$')
 
 
+def _logged(value: str) -> str:
+    """A logged variable's value: nginx writes an empty one as "-"."""
+    return "" if value == "-" else value
+
+
 def render_nginx_conf(template: str, *, prefix: Path, port: int, replicas: list[tuple[str, int]],
                       cookie: str = STICKY_COOKIE, user: str | None = None,
                       fail_timeout: str = FAIL_TIMEOUT) -> str:
@@ -260,16 +268,29 @@ class Demo:
         reason = nginx_unavailable()
         if reason:
             raise RuntimeError(reason)
+        self._check_port_free()                 # before the slow steps, not after them
         self.prefix = Path(tempfile.mkdtemp(prefix="opx-nginx-"))
         for sub in ("logs", "temp"):
             (self.prefix / sub).mkdir()
         if self.db is None:
             self._step("starting a throwaway PostgreSQL cluster (initdb, pg_ctl)")
-            self.cluster = pgcluster.Cluster().start()
+            started = time.monotonic()
+            self.cluster = pgcluster.Cluster()        # kept first: stop() removes it if start fails
+            self.cluster.start()
             self.db = self.cluster.url
+            self.say(f"    {self.cluster.server} ({time.monotonic() - started:.1f} s)")
         self._init_database()
         self._start_replicas()
         self._start_nginx()
+
+    def _check_port_free(self) -> None:
+        with socket.socket() as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)     # as nginx binds
+            try:
+                s.bind(("127.0.0.1", self.port))
+            except OSError as exc:
+                raise RuntimeError(f"127.0.0.1:{self.port} cannot be the proxy's port: "
+                                   f"{exc.strerror} (choose another with --port)") from None
 
     def _step(self, what: str) -> None:
         self.say(f"... {what}")
@@ -334,7 +355,6 @@ class Demo:
         if os.geteuid() == 0:
             # nginx's workers drop root; let them use the prefix (logs, temp files).
             nobody = pwd.getpwnam("nobody")
-            import grp
             user = f"{nobody.pw_name} {grp.getgrgid(nobody.pw_gid).gr_name}"
             for path in [self.prefix, *self.prefix.rglob("*")]:
                 os.chown(path, nobody.pw_uid, nobody.pw_gid)
@@ -386,11 +406,10 @@ class Demo:
         for line in self.access_log_path.read_text(errors="replace").splitlines():
             m = _LOG_LINE.match(line)
             if m:
-                tried = [a.strip() for a in m["up"].split(",") if a.strip() and a.strip() != "-"]
-                def value(field: str) -> str:      # nginx logs an empty variable as "-"
-                    return "" if m[field] == "-" else m[field]
+                tried = [a.strip() for a in m["up"].split(",") if _logged(a.strip())]
                 entries.append(LogEntry(m["method"], m["path"], int(m["status"]), tried,
-                                        value("pinned"), value("served"), value("ua")))
+                                        _logged(m["pinned"]), _logged(m["served"]),
+                                        _logged(m["ua"])))
         return entries
 
     # -- stopping -------------------------------------------------------------------------

@@ -18,6 +18,7 @@ import contextlib
 import errno
 import json
 import os
+import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -335,11 +336,27 @@ def migrate(con: duckdb.DuckDBPyConnection, path: Path) -> None:
             raise
 
 
+_URL = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]+):/")
+
+
+def _refuse_unknown_url(path: str | os.PathLike) -> None:
+    """A `--db` that is a URL opx does not know (mysql://...) is an error, not a folder named
+    `mysql:` made in the working directory."""
+    from opx import dataset, pgstore
+    text = str(path)
+    found = _URL.match(text)
+    if found and not pgstore.is_postgres(text) and not any(
+            text.startswith(r.rstrip("/").rstrip(":") + ":") for r in dataset.REMOTE):
+        raise StoreError(text, "database", f"`{found.group(1)}:` is not a store opx knows: give a "
+                                           "DuckDB file, a Parquet dataset, or postgresql://...")
+
+
 @contextlib.contextmanager
 def writing(path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
     """A read-write connection with every migration applied. Waits (bounded) for readers to step
     aside; a corrupt file, a full disk or a fatal DuckDB error inside the block is a StoreError."""
     from opx import dataset, pgstore
+    _refuse_unknown_url(path)
     if pgstore.is_postgres(path):
         with pgstore.writing(pgstore.url_of(path)) as con:
             yield con
@@ -369,6 +386,7 @@ def reading(path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
     dataset folder, glob or URL). A file that cannot be read is a StoreError, also when a query
     in the block finds it truncated or corrupt."""
     from opx import dataset, pgstore
+    _refuse_unknown_url(path)
     if pgstore.is_postgres(path):
         with pgstore.reading(pgstore.url_of(path)) as con:
             yield con
@@ -404,6 +422,7 @@ def check(path: str | os.PathLike) -> None:
     (zero-byte, truncated, corrupt, newer, busy), so a long command (an import, `db init`) stops
     before its work rather than after. A missing file passes: writing creates it."""
     from opx import dataset, pgstore
+    _refuse_unknown_url(path)
     if pgstore.is_postgres(path):
         return pgstore.check(pgstore.url_of(path))
     path = Path(path)

@@ -4,14 +4,13 @@ A browser session must reach one replica for its page, websocket, media files an
 that replica dies the browser is handed to the other, keeps its view (the address holds it), and
 stays there, even once the dead replica is back.
 
-Needs nginx, PostgreSQL's server (deploy/pgcluster.py) and opx's PostgreSQL backend; without
-them the tests skip with the reason (in CI, CI=true, a missing nginx or PostgreSQL fails, as a
-missing Chromium does). OPX_E2E_REPLICA_DB=URL-or-file runs them over that database instead
-(e.g. a DuckDB file, which several replicas can read).
+Needs nginx and PostgreSQL's server (deploy/pgcluster.py); without them the tests skip with
+the reason (in CI, CI=true, a missing nginx or PostgreSQL fails, as a missing Chromium does).
+OPX_E2E_REPLICA_DB=URL-or-file runs them over that database instead (e.g. a DuckDB file, which
+several replicas can read).
 """
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
@@ -51,9 +50,6 @@ def database():
         yield given
         return
     _require(pgcluster.unavailable())
-    if importlib.util.find_spec("opx.pgstore") is None:
-        pytest.skip("opx has no PostgreSQL backend yet (opx/pgstore.py); "
-                    "OPX_E2E_REPLICA_DB=data/opx.duckdb runs these tests over a DuckDB file")
     with pgcluster.Cluster() as cluster:
         yield cluster.url
 

@@ -116,3 +116,15 @@ def test_builtin_data_loads_every_published_figure(seed_store):
         assert store.count_runs(con)[0] == len(builtin_runs())
     assert runs == len({r["run"] for r in rows})
     assert points == len({(r["run"], r["point"]) for r in rows})
+
+
+@pytest.mark.parametrize("url", ["mysql://me@db/opx", "sqlite:///tmp/opx.db"])
+def test_a_url_of_a_store_opx_does_not_know_is_refused_and_nothing_is_made(tmp_path, monkeypatch,
+                                                                          url):
+    from pathlib import Path
+    monkeypatch.chdir(tmp_path)
+    for opener in (store.reading, store.writing):
+        with pytest.raises(StoreError, match="is not a store opx knows"):
+            with opener(Path(url)):
+                pass
+    assert list(tmp_path.iterdir()) == []
