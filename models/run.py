@@ -46,10 +46,14 @@ TEXT_LIMITS = {**dict.fromkeys(("hardware", "model", "workload", "framework", "f
 
 
 def text_problem(value: str, limit: int) -> str | None:
-    """What is wrong with `value` as stored text, or None: too long, or a lone surrogate (a JSON
-    escape such as \\ud800 that is half of a character: no database or page can store it)."""
+    """What is wrong with `value` as stored text, or None: too long, a NUL character, or a lone
+    surrogate (a JSON escape such as \\ud800 that is half of a character: no database or page
+    can store it)."""
     if len(value) > limit:
         return f"is {len(value):,} characters long, over the limit of {limit:,}"
+    if "\x00" in value:            # (a JSON \u0000): PostgreSQL refuses it in text
+        return (f"holds a NUL character (at character {value.index(chr(0)) + 1}), which is not "
+                "text a store keeps")
     if not value.isascii():
         try:
             value.encode("utf-8")

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -12,8 +13,18 @@ MEASURED_DIR = DATA_DIR / "measured"
 DEFAULT_DB = DATA_DIR / "opx.duckdb"
 
 
-def db_path(explicit: str | os.PathLike | None = None) -> Path:
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+://")
+
+
+def location(db: str | os.PathLike) -> Path | str:
+    """A database as opx passes it around: a file or folder as a Path, a URL (postgresql://...,
+    s3://...) as the text it is (a Path would fold its `//` and `/./`)."""
+    text = os.fspath(db)
+    return text if _URL.match(text) else Path(text)
+
+
+def db_path(explicit: str | os.PathLike | None = None) -> Path | str:
     if explicit:
-        return Path(explicit)
+        return location(explicit)
     env = os.environ.get("OPX_DB")
-    return Path(env) if env else DEFAULT_DB
+    return location(env) if env else DEFAULT_DB

@@ -21,6 +21,7 @@ from opx.economics import economics_for
 from opx.frontier import DATA, SIMULATED, Kind, Multiple, ValueAt
 from opx import resolve as resolver
 from opx.resolve import STRICTER, Answer, Peak
+from opx.config import location
 
 
 @dataclass(frozen=True)
@@ -299,21 +300,21 @@ FETCH_CACHE_SIZE = 256
 
 @functools.lru_cache(maxsize=FETCH_CACHE_SIZE)
 def _fetch_cached(db: str, stamp: tuple[int, int], key_json: str) -> ExplorerData:
-    return fetch(Path(db), ViewState.model_validate_json(key_json))
+    return fetch(location(db), ViewState.model_validate_json(key_json))
 
 
 def fetch_cached(db: Path, state: ViewState) -> ExplorerData:
     """`fetch`, shared by every session of the process and keyed on the query and the data
     version (the database file's stamp): moving the target costs no query, and new data shows on
     the next interaction. Callers must not mutate the frames."""
-    return _fetch_cached(str(db), store.data_stamp(Path(db)), query_key(state).model_dump_json())
+    return _fetch_cached(str(db), store.data_stamp(location(db)), query_key(state).model_dump_json())
 
 
 def explore(db: Path, state: ViewState, catalog: Catalog) -> ExplorerView:
     # everything but the target and the baseline is prepared once per view and data version:
     # moving the target reads it and resolves the figures at the target only
     key = prepare_key(state).model_dump_json()
-    prepared = _prepared_cached(str(db), store.data_stamp(Path(db)), key,
+    prepared = _prepared_cached(str(db), store.data_stamp(location(db)), key,
                                 _remember(catalog))
     return finish(prepared, state, catalog)
 
@@ -358,7 +359,7 @@ def _remember(catalog: Catalog) -> str:
 def _prepared_cached(db: str, stamp: tuple[int, int], key_json: str, catalog_key: str
                      ) -> Prepared:
     state = ViewState.model_validate_json(key_json)
-    return prepare(fetch_cached(Path(db), state), Path(db), state, _CATALOGS[catalog_key])
+    return prepare(fetch_cached(location(db), state), location(db), state, _CATALOGS[catalog_key])
 
 
 def prepare(data: ExplorerData, db: Path, state: ViewState, catalog: Catalog) -> Prepared:

@@ -27,6 +27,7 @@ from models import Catalog
 from opx import store
 from opx.errors import OpxError, StoreError
 from opx.ingest.core import FileResult, IngestOptions, collect_files, formats, parse_files
+from opx.config import location
 
 Progress = Callable[[int, int, Path], None]
 
@@ -59,11 +60,11 @@ def import_files(paths: Iterable[str | Path], options: IngestOptions, db: Path, 
             parsed.append(result)
             if result.ok:
                 yield result
-    done, failure = _write_batches(good(), Path(db))
+    done, failure = _write_batches(good(), location(db))
     if failure is not None:
         # Files never parsed (the import stopped before them) were not stored either.
         parsed += [FileResult(path) for path in files[len(parsed):]]
-        _after_failure([r for r in parsed if r.ok], done, failure, Path(db))
+        _after_failure([r for r in parsed if r.ok], done, failure, location(db))
     return missing + parsed
 
 
@@ -195,14 +196,14 @@ def write_results(parsed: list[FileResult], db: Path, dry_run: bool) -> list[Fil
         return parsed
     if dry_run:
         # Each file planned on its own against the stored data, as a dry run always has.
-        with store.reading(Path(db)) as con:
+        with store.reading(location(db)) as con:
             for r in good:
                 _, _, outcome = store.plan_write(con, rows_of(r))
                 r.runs_added, r.points_added = outcome.runs_added, outcome.points_added
         return parsed
-    done, failure = _write_batches(good, Path(db))
+    done, failure = _write_batches(good, location(db))
     if failure is not None:
-        _after_failure(good, done, failure, Path(db))
+        _after_failure(good, done, failure, location(db))
     return parsed
 
 

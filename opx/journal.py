@@ -55,14 +55,18 @@ def added(con, table: str, keys: Iterable[tuple]) -> None:
     journal = _of(con)
     if journal is not None:
         assert table in ADDED_KEY, table
-        journal.changes.append(("added", table, list(keys)))
+        keys = list(keys)
+        if keys:
+            journal.changes.append(("added", table, keys))
 
 
 def replaced(con, table: str, keys: Iterable[tuple]) -> None:
     journal = _of(con)
     if journal is not None:
         assert table in REPLACED_KEY, table
-        journal.changes.append(("replaced", table, [tuple(k) for k in keys]))
+        keys = [tuple(k) for k in keys]
+        if keys:
+            journal.changes.append(("replaced", table, keys))
 
 
 def recording(con) -> bool:

@@ -21,6 +21,7 @@ from pathlib import Path
 from models import ViewState
 from opx import anchoring, queries, store, stored_fits
 from opx.simulate import anchor as A
+from opx.config import location
 
 Say = Callable[[str], None]
 
@@ -87,7 +88,7 @@ def refresh(db: Path, catalog=None, say: Say | None = None, workers: int | None 
     from opx.catalog import load_catalog
     catalog = catalog or load_catalog()
     say = say or (lambda _: None)
-    todo, needed = jobs(Path(db), catalog)
+    todo, needed = jobs(location(db), catalog)
     by_key = {j.key: j for j in todo}
     made: list[tuple[str, bytes]] = []
     if todo:
@@ -103,7 +104,7 @@ def refresh(db: Path, catalog=None, say: Say | None = None, workers: int | None 
                 + (f" (not anchored: {error})" if error else ""))
         say(f"anchored projections: {len(made)} made in {time.perf_counter() - start:.1f} s")
     if made:        # nothing new: nothing to write (a write would change the file's stamp)
-        with store.writing(Path(db)) as con:
+        with store.writing(location(db)) as con:
             for key, payload in made:
                 job = by_key[key]
                 stored_fits.save(con, key, job.hardware, job.model, job.workload, payload)

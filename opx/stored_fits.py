@@ -185,10 +185,12 @@ def save(con: duckdb.DuckDBPyConnection, fit_key: str, hardware: str, model: str
          payload: bytes) -> None:
     """Store an encoded fit (a key already stored keeps its fit: the same inputs give the same
     fit)."""
+    new = not con.execute("SELECT count(*) FROM derived_fits WHERE key = ?", [fit_key]).fetchone()[0]
     con.execute("INSERT INTO derived_fits (key, hardware, model, workload, engine, payload) "
                 "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING",
                 [fit_key, hardware, model, workload, engine(), payload])
-    journal.replaced(con, "derived_fits", [(fit_key,)])
+    if new:
+        journal.replaced(con, "derived_fits", [(fit_key,)])
 
 
 def keys(con: duckdb.DuckDBPyConnection) -> set[str]:

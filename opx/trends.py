@@ -11,6 +11,7 @@ from models import Catalog, ViewState
 from opx import queries, store
 from opx.explorer import _deployment_label, filters_for, query_key
 from opx.frontier import value_at
+from opx.config import location
 
 COLUMNS = ["date", "configuration", "value", "provenance", "run_id", "label", "source"]
 
@@ -18,14 +19,14 @@ COLUMNS = ["date", "configuration", "value", "provenance", "run_id", "label", "s
 @functools.lru_cache(maxsize=64)
 def _frontiers(db: str, stamp: tuple[int, int], key_json: str) -> pd.DataFrame:
     """Dated runs' frontiers, cached on the query and the data stamp (not on the target)."""
-    with store.reading(Path(db)) as con:
+    with store.reading(location(db)) as con:
         return queries.dated_run_frontiers(con, filters_for(ViewState.model_validate_json(key_json)))
 
 
 def over_time(db: Path, state: ViewState, catalog: Catalog) -> pd.DataFrame:
     """One row per dated run that reaches the target: date, configuration, value, provenance.
     Throughput metrics only (the y metric's base)."""
-    pts = _frontiers(str(db), store.data_stamp(Path(db)), query_key(state).model_dump_json())
+    pts = _frontiers(str(db), store.data_stamp(location(db)), query_key(state).model_dump_json())
     if not pts.empty:      # only runs whose own frontier spans the target can give a value
         span = pts.groupby("run_id").x.agg(["min", "max"])
         reach = span[(span["min"] <= state.target * (1 + 1e-9))

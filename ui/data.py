@@ -10,7 +10,7 @@ import streamlit as st
 from models import Catalog, ViewState
 from opx import queries, store
 from opx.catalog import Resolver, load_catalog
-from opx.config import db_path
+from opx.config import db_path, location
 from opx.explorer import ExplorerView, explore
 
 
@@ -45,7 +45,7 @@ def stamp() -> tuple[int, int]:
 def _explorer_view(db: str, stamp: tuple[int, int], state_json: str) -> ExplorerView:
     # The database part is cached inside opx on the query and the data stamp (fetch_cached), so
     # moving the target or the baseline reuses it, however many points are stored.
-    return explore(Path(db), ViewState.model_validate_json(state_json), catalog())
+    return explore(location(db), ViewState.model_validate_json(state_json), catalog())
 
 
 def explorer_view(state: ViewState) -> ExplorerView:
@@ -80,7 +80,7 @@ def explorer_spec(state: ViewState, link: str) -> dict:
 
 @st.cache_data(ttl=300, max_entries=64, show_spinner=False)
 def _stored_values(db: str, stamp: tuple[int, int]) -> dict[str, list[str]]:
-    with store.reading(Path(db)) as con:
+    with store.reading(location(db)) as con:
         return {c: store.distinct_values(con, c) for c in ("hardware", "model", "workload")}
 
 
@@ -95,7 +95,7 @@ def stored_values() -> dict[str, list[str]]:
 
 @st.cache_data(ttl=300, max_entries=256, show_spinner=False)
 def _filter_choices(db: str, stamp: tuple[int, int], model, workload, hw) -> dict[str, list]:
-    with store.reading(Path(db)) as con:
+    with store.reading(location(db)) as con:
         return queries.filter_choices(con, model, workload, hw)
 
 
@@ -122,7 +122,7 @@ def options(kind: str) -> list[str]:
 
 @st.cache_data(ttl=300, max_entries=16, show_spinner=False)
 def _runs_overview(db: str, stamp: tuple[int, int]) -> pd.DataFrame:
-    with store.reading(Path(db)) as con:
+    with store.reading(location(db)) as con:
         return queries.runs_overview(con)
 
 
@@ -139,7 +139,7 @@ def export_points() -> pd.DataFrame:
 def _simulate_view(db: str, stamp: tuple[int, int], state_json: str):
     from models.simulate_view import SimulateState
     from opx.simulate_page import simulate_view as compute
-    return compute(Path(db), SimulateState.model_validate_json(state_json), catalog())
+    return compute(location(db), SimulateState.model_validate_json(state_json), catalog())
 
 
 def simulate_view(state):
@@ -156,7 +156,7 @@ def simulate_start(view: ViewState):
 @st.cache_data(ttl=300, max_entries=64, show_spinner=False)
 def _anchor_candidates(db: str, stamp: tuple[int, int], hw: str, model: str, workload: str):
     from opx.anchoring import anchor_candidates
-    return anchor_candidates(Path(db), hw, model, workload, catalog())
+    return anchor_candidates(location(db), hw, model, workload, catalog())
 
 
 def anchor_candidates(hw: str, model: str, workload: str) -> pd.DataFrame:
@@ -178,7 +178,7 @@ def _state_view(kind: str, db: str, stamp: tuple[int, int], state_json: str):
     import importlib
     module, function = _STATE_VIEWS[kind]
     compute = getattr(importlib.import_module(module), function)
-    return compute(Path(db), ViewState.model_validate_json(state_json), catalog())
+    return compute(location(db), ViewState.model_validate_json(state_json), catalog())
 
 
 def over_time(state: ViewState):
@@ -197,7 +197,7 @@ def fleet_plan(state: ViewState):
 @st.cache_data(ttl=300, max_entries=16, show_spinner=False)
 def _saved_views(db: str, stamp: tuple[int, int]):
     from opx import saved_views
-    with store.reading(Path(db)) as con:
+    with store.reading(location(db)) as con:
         return saved_views.list_views(con)
 
 
@@ -259,7 +259,7 @@ def _embed_spec(db: str, stamp: tuple[int, int], path: str, state_json: str, bas
     from opx.links import Link, base_url, build_link
     state = ViewState.model_validate_json(state_json)
     link_text = build_link(path, state, base_url(base))
-    return views.link_chart(Link(path, state), Path(db), catalog(), link_text).to_dict()
+    return views.link_chart(Link(path, state), location(db), catalog(), link_text).to_dict()
 
 
 def embed_spec(path: str, state: ViewState, base: str) -> dict:

@@ -414,3 +414,115 @@ def test_a_delete_that_bypasses_the_journal_is_refused(pg_cluster):
             con.execute("DELETE FROM points")
     with store.reading(url) as con:
         assert store.count_runs(con) == (1, 3)
+
+
+def test_a_read_never_sees_a_write_postgres_has_not_committed(pg_cluster):
+    """A write runs on the copy before Postgres commits it: a read in another thread meanwhile
+    waits for it (or sees the data before it), never the half-done write, and after a failed
+    write sees only what Postgres holds."""
+    import threading
+    url = new_pg_database(pg_cluster)
+    with store.writing(url) as con:
+        store.write_runs(con, [_run("h100")])
+    for fails in (False, True):
+        written, release = threading.Event(), threading.Event()
+        seen: list = []
+
+        def write():
+            try:
+                with store.writing(url) as con:
+                    store.write_runs(con, [_run("b200" if fails else "h200")])
+                    written.set()
+                    release.wait(30)
+                    if fails:
+                        raise RuntimeError("lost half-way")
+            except RuntimeError:
+                pass
+
+        def read():
+            with store.reading(url) as con:
+                seen.append(store.count_runs(con))
+
+        writer = threading.Thread(target=write)
+        writer.start()
+        assert written.wait(30)
+        reader = threading.Thread(target=read)
+        reader.start()
+        reader.join(1.0)
+        assert not seen, "a read saw the copy while the write was not committed"
+        release.set()
+        writer.join(30)
+        reader.join(30)
+        assert seen == [(2, 6)]            # h200 added by the first write; b200's failed
+
+
+def test_a_read_in_progress_survives_a_failed_write_dropping_the_copy(pg_cluster):
+    url = new_pg_database(pg_cluster)
+    with store.writing(url) as con:
+        store.write_runs(con, [_run("h100")])
+    with store.reading(url) as reader:
+        with pytest.raises(RuntimeError):
+            with store.writing(url) as con:
+                store.write_runs(con, [_run("h200")])
+                raise RuntimeError("lost half-way")
+        assert store.count_runs(reader) == (1, 3)          # its cursor still works
+    with store.reading(url) as con:
+        assert store.count_runs(con) == (1, 3)
+
+
+def test_a_unix_socket_url_works_from_the_environment_and_the_cli(pg_cluster, monkeypatch):
+    from opx.config import db_path
+    url = new_pg_database(pg_cluster)
+    name = url.rsplit("/", 1)[1]
+    socket_url = f"postgresql:///{name}?host={pg_cluster.root}&port={pg_cluster.port}&user=postgres"
+    monkeypatch.setenv("OPX_DB", socket_url)
+    assert str(db_path()) == socket_url
+    with store.writing(db_path()) as con:
+        store.write_runs(con, [_run("h100")])
+    done = _cli("runs", "list", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    assert '"hardware": "h100"' in done.stdout
+    with store.reading(url) as con:                         # the same database over TCP
+        assert store.count_runs(con) == (1, 3)
+
+
+def test_a_database_built_again_at_the_same_url_is_loaded_again_whole(pg_cluster):
+    url = new_pg_database(pg_cluster)
+    name = url.rsplit("/", 1)[1]
+    with store.writing(url) as con:
+        store.write_runs(con, [_run("h100"), _run("h200")])
+    follower = replica(url, "follower")
+    with store.reading(follower) as con:
+        assert store.count_runs(con) == (2, 6)
+    pg_cluster.psql(f"DROP DATABASE {name} WITH (FORCE)")
+    pg_cluster.psql(f"CREATE DATABASE {name}")
+    with store.writing(replica(url, "builder")) as con:      # the same version, another epoch
+        store.write_runs(con, [_run("b200", n_points=2)])
+    with store.reading(follower) as con:
+        assert con.execute("SELECT hardware FROM runs").fetchall() == [("b200",)]
+
+
+def test_the_first_read_after_a_server_restart_works(tmp_path):
+    from deploy.pgcluster import Cluster
+    with Cluster() as cluster:
+        with store.writing(cluster.url) as con:
+            store.write_runs(con, [_run()])
+        assert store.data_stamp(cluster.url)
+        cluster.stop()
+        cluster.start()
+        stamp = store.data_stamp(cluster.url)               # the kept connection is replaced
+        with store.reading(cluster.url) as con:
+            assert store.count_runs(con) == (1, 3)
+        assert store.data_stamp(cluster.url) == stamp
+
+
+def test_text_with_a_nul_is_refused_the_same_on_both_backends(empty_store, tmp_path):
+    import json
+    from tests.conftest import ROOT
+    result = json.loads((ROOT / "tests" / "fixtures" / "vllm" / "metadata.json").read_text())
+    result["label"] = "dsr1\u0000fp4"
+    path = tmp_path / "nul.json"
+    path.write_text(json.dumps(result))
+    done = _cli("ingest", path, "--db", empty_store)
+    assert done.returncode == 1
+    assert "label: holds a NUL character (at character 5)" in done.stdout + done.stderr

@@ -113,5 +113,7 @@ CREATE TABLE removed_keys (
 );
 CREATE INDEX removed_keys_version ON removed_keys (version);
 
-CREATE TABLE data_version (version BIGINT NOT NULL);
-INSERT INTO data_version VALUES (0);
+-- epoch: a database built again at the same URL gets another, so a replica's copy of the old one
+-- is loaded again whole, never mixed with the new one
+CREATE TABLE data_version (version BIGINT NOT NULL, epoch TEXT NOT NULL);
+INSERT INTO data_version VALUES (0, md5(random()::text || clock_timestamp()::text));
