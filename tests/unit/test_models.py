@@ -67,7 +67,7 @@ from models.run import (MAX_CONCURRENCY, MAX_SECONDS, MAX_THROUGHPUT,  # noqa: E
 # Every value a point may hold, up to its limit (docs/formats/README.md, "Limits").
 _rate = st.floats(min_value=1e-300, max_value=MAX_CONCURRENCY)
 _seconds = st.floats(min_value=1e-300, max_value=MAX_SECONDS)
-_text = st.text(max_size=12)
+_text = st.text(st.characters(blacklist_characters="\x00", blacklist_categories=("Cs",)), max_size=12)   # what a store keeps as text (models.run.text_problem)
 
 
 def _documented_point_key(p: Point) -> str:
