@@ -68,15 +68,19 @@ def app_db(seed_db, tmp_path, monkeypatch) -> Path:
 # PostgreSQL database (a throwaway cluster from Debian's package, deploy/pgcluster.py, one per
 # test session). Without the server they skip with the reason; in CI (CI=true) they must run.
 
-def require_postgres() -> None:
+def require(reason: str | None, what: str) -> None:
+    """A part a test needs is missing (`reason`): skip with it, or fail in CI (CI=true)."""
     import os
-    from deploy import pgcluster
-    reason = pgcluster.unavailable()
     if reason is None:
         return
     if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(f"PostgreSQL tests must run in CI: {reason}")
+        pytest.fail(f"{what} tests must run in CI: {reason}")
     pytest.skip(reason)
+
+
+def require_postgres() -> None:
+    from deploy import pgcluster
+    require(pgcluster.unavailable(), "PostgreSQL")
 
 
 @pytest.fixture(scope="session")

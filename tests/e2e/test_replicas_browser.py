@@ -24,7 +24,7 @@ from playwright.sync_api import expect
 
 from deploy import pgcluster
 from deploy.demo import STICKY_COOKIE, Demo, nginx_unavailable
-from tests.conftest import ROOT
+from tests.conftest import ROOT, require
 from tests.e2e.conftest import wait_for_app
 
 pytestmark = pytest.mark.e2e
@@ -36,11 +36,7 @@ FAIL_TIMEOUT = "2s"
 
 
 def _require(reason: str | None) -> None:
-    if reason is None:
-        return
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(f"the replica tests must run in CI: {reason}")
-    pytest.skip(reason)
+    require(reason, "the replica")
 
 
 @pytest.fixture(scope="module")
