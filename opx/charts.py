@@ -409,8 +409,9 @@ def _explorer_parts(view: ExplorerView, catalog: Catalog, x_domain: tuple[float,
                                 legend=None),
                 detail="hardware_name:N"))
 
-    gaps = _departures(env, view.references, across) if "base" in parts and not env.empty \
-        else pd.DataFrame()
+    gaps = pd.concat([_departures(env, view.references, across),
+                      _error_labels(env, state.model, across)], ignore_index=True) \
+        if "base" in parts and not env.empty else pd.DataFrame()
     refs = view.references if "base" in parts else view.references.iloc[:0]
     # the reference lines' labels and the departure labels are moved apart together, so none is
     # written over another
@@ -538,6 +539,25 @@ def _departures(env: pd.DataFrame, refs: pd.DataFrame, where) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _error_labels(env: pd.DataFrame, model: str, where) -> pd.DataFrame:
+    """Beside each simulated curve whose model or system has a held-out error above
+    opx.simulate.held_out.LIMIT, that error, at the curve's highest interactivity (one row per
+    curve, in `_departures`' columns)."""
+    from opx.simulate.held_out import beside_curve
+    rows = []
+    sim = env[env.simulated & env.series.isin(SERIES[:2])] if not env.empty else env
+    for (hw, name, series), own in sim.groupby(["hardware", "hardware_name", "series"],
+                                               sort=False):
+        err = beside_curve(hw, model, series == SERIES[0])
+        if err is None or own.empty:
+            continue
+        end = own.loc[own.x.idxmax()]
+        right = where(end.x) > 0.5
+        rows.append({"hardware_name": name, "x": end.x, "y": end.y, "gap_label": err.label,
+                     "align": "right" if right else "left", "dx": -8 if right else 6})
+    return pd.DataFrame(rows, columns=["hardware_name", "x", "y", "gap_label", "align", "dx"])
+
+
 def _explorer_title(view: ExplorerView, catalog: Catalog, link: str,
                     as_of: dt.date | None) -> alt.TitleParams:
     state = view.state
@@ -636,10 +656,11 @@ def simulate_subtitle(result, fit=None, pct: str = "p50") -> list[str]:
 
 def simulate_chart(points: pd.DataFrame, envelope: pd.DataFrame, measured: pd.DataFrame,
                    title: str, subtitle: list[str], pct: str = "p50",
-                   target: float | None = None) -> alt.LayerChart:
+                   target: float | None = None, error: str | None = None) -> alt.LayerChart:
     """A simulation's layout curves and envelope at `pct` over the measured points of the same
-    hardware, model and workload, with the target as a rule. Clicking a simulated point selects
-    it (`pick`: layout and concurrency)."""
+    hardware, model and workload, with the target as a rule and `error` (the held-out error,
+    opx.simulate.held_out) beside the envelope's fastest point. Clicking a simulated point
+    selects it (`pick`: layout and concurrency)."""
     x_col = f"interactivity_{pct}"
     x_title = metrics.interactivity(pct).title
     y_title = metrics.y_metric("total").title
@@ -671,6 +692,14 @@ def simulate_chart(points: pd.DataFrame, envelope: pd.DataFrame, measured: pd.Da
         layers.append(alt.Chart(envelope).mark_point(size=60, filled=True, color="#d62728",
                                                      shape="triangle-down").encode(
             x=x_enc, y=y_enc, tooltip=tip))
+        if error:
+            end = envelope.loc[[envelope[x_col].idxmax()]].assign(error_label=error)
+            for halo in (True, False):
+                layers.append(alt.Chart(end).mark_text(
+                    align="right", dx=-8, baseline="bottom", dy=-4, fontSize=11, font=FONT,
+                    fontStyle="italic", limit=alt.ExprRef(expr="width * 0.75"),
+                    **(HALO if halo else {"color": "#d62728"})).encode(
+                    x=x_enc, y=y_enc, text="error_label:N"))
     if not measured.empty:
         m = measured.rename(columns={"x": x_col, "y": "throughput_total_per_gpu"})
         shape = provenance_shape(set(measured.provenance.dropna()) if "provenance" in measured

@@ -94,6 +94,10 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--spread", action="store_true",
                      help="refit the P90 spread model, write data/simulator/spread.json and print "
                           "every variant's held-out error")
+    sim.add_argument("--shape", action="store_true",
+                     help="refit the shape anchored curves follow between their anchors on the "
+                          "measured curves in data/measured/, write data/simulator/shape.json and "
+                          "print its leave-one-model-out error")
     sim.add_argument("--silicon", metavar="CSV", help="calibration data (default: AIConfigurator's "
                                                       "silicon_sample.csv in ../shared/fixtures)")
     sim.add_argument("--fixtures", metavar="DIR", help="result files the spread is fitted on "
@@ -401,18 +405,35 @@ def _anchoring_validation(args, silicon) -> dict:
     print(f"wrote {shown(path.relative_to(path.parents[2]))}", file=sys.stderr)
     if args.format == "json":
         return result
+    from opx.simulate import shape
     o = result["overall"]
     print("\nanchored projections, leave points out: two anchors per measured envelope (highest "
           "throughput, highest interactivity), median APE of throughput at the held-out points' "
           "interactivity")
     print(pd.DataFrame(result["per_system_model"]).to_string(index=False))
-    print(f"overall: anchored {o['anchored_mdape']:.1f}%, log-log {o['loglog_mdape']:.1f}% "
-          f"({o['loglog_over_anchored']}x) on {o['held_out_points']} held-out points of "
-          f"{o['envelopes']} envelopes; target: {o['target']}: "
-          f"{'met' if o['meets_target'] else 'not met'}")
+
+    def line(name: str, d: dict) -> str:
+        if not d.get("envelopes"):
+            return f"{name}: no envelope"
+        return (f"{name}: anchored {d['anchored_mdape']:.1f}%, log-log {d['loglog_mdape']:.1f}% on "
+                f"{d['held_out_points']} held-out points of {d['envelopes']} envelopes; worse than "
+                f"log-log on {d['worse_than_loglog_pct']:.1f}% of them; band covers "
+                f"{d['band_coverage_pct']}% (stated {o['stated_band_coverage_pct']}%)")
+    print(line("all", o))
+    print(line(f"steep (falls {o['steep_fall']:g}x or more)", o["steep"]))
+    print(line("disaggregated", o["disaggregated"]))
+    print(f"one anchor ({o['one_anchor']['anchor']}): {o['one_anchor']['mdape']}% on "
+          f"{o['one_anchor']['points']} points")
+    print(f"target: {o['target']}: " + ", ".join(
+        f"{k} {'met' if v else 'not met'}" for k, v in o["meets"].items()))
     print("unanchored, leave one model out (models the calibration does not hold): " + ", ".join(
         f"{m} {v['mdape']:.1f}% ({v['points']} points)"
         for m, v in o["unanchored_leave_one_model_out"].items()))
+    held = shape.stored_validation()
+    if held:
+        print("\nthe learned shape alone on every measured run and envelope in data/measured/ "
+              "(python -m opx simulate --shape):")
+        print(shape_table(held))
     return result
 
 
@@ -438,6 +459,34 @@ def _simulate_spread(args) -> int:
                   f"median signed {d['median_signed']:+5.1f} %, max {d['max_abs']:5.1f} %")
     print(f"wrote data/simulator/spread.json (fit {doc['fit_date']})")
     return 0
+
+
+def _simulate_shape(args) -> int:
+    """--shape: refit the learned shape on the measured curves and write data/simulator/shape.json."""
+    import json
+    from opx.simulate import shape
+    curves = shape.measured_curves()
+    fitted = shape.fit(curves)
+    held = shape.held_out(curves)
+    path = shape.write(fitted, curves, held)
+    if args.format == "json":
+        _print_json(json.loads(path.read_text()))
+        return 0
+    print(f"shape: y^{fitted.y_power:g} linear in x^{fitted.x_power:g}, band "
+          f"{fitted.band[0]:+.3f} / {fitted.band[1]:+.3f} ({fitted.coverage:.0%} stated), fitted on "
+          f"{fitted.curves} measured curves")
+    print(shape_table(held))
+    print(f"wrote data/simulator/shape.json (fit {json.loads(path.read_text())['fit_date']})")
+    return 0
+
+
+def shape_table(held: dict) -> str:
+    """The learned shape's held-out figures as a table (--shape, --validate)."""
+    import pandas as pd
+    rows = [{"set": name.replace("_", ", "), **v} for name, v in held.items()
+            if isinstance(v, dict)]
+    return (f"{held['method']} (steep: throughput falls {held['steep_fall']:g}x or more)\n"
+            + pd.DataFrame(rows).to_string(index=False))
 
 
 def _print_json(doc) -> None:
@@ -473,18 +522,21 @@ def cmd_simulate(args) -> int:
     --validate, --ablations, --spread), which are also `python -m opx.simulate ACTION`."""
     import json
     from opx.simulate import api
-    actions = [a for a in ("calibrate", "validate", "ablations", "spread") if getattr(args, a)]
+    actions = [a for a in ("calibrate", "validate", "ablations", "spread", "shape")
+               if getattr(args, a)]
     if len(actions) > 1 and set(actions) != {"calibrate", "validate"}:
         raise OpxError("simulate", ", ".join(f"--{a}" for a in actions),
                        "one action at a time (--calibrate already prints the validation)")
     if args.spread:
         return _simulate_spread(args)
+    if args.shape:
+        return _simulate_shape(args)
     if actions:
         return _simulate_calibration(args)
     missing = [f"--{k}" for k in ("hardware", "model", "workload") if not getattr(args, k)]
     if missing:
         raise OpxError("simulate", ", ".join(missing),
-                       "required (or --validate, --calibrate, --ablations, --spread)")
+                       "required (or --validate, --calibrate, --ablations, --spread, --shape)")
     from opx.catalog import load_catalog
     _check_simulate_ranges(args)
     knobs = api.SimKnobs(layout=args.layout, mtp_depth=args.mtp_depth,

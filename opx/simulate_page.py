@@ -49,7 +49,14 @@ class SimulateView:
         return simulate_chart(points[points[f"interactivity_{pct}"].notna()],
                               envelope if envelope is not None else self.result.envelope.iloc[:0],
                               self.measured.points, self.title(catalog), sub, pct,
-                              self.state.target)
+                              self.state.target, self.held_out_error())
+
+    def held_out_error(self) -> str | None:
+        """The curve's held-out error when it is large enough to sit beside it."""
+        from opx.simulate.held_out import beside_curve
+        anchored = bool(self.fit is not None and self.fit.anchored)
+        err = beside_curve(self.result.hardware, self.result.model, anchored)
+        return err.label if err else None
 
     def as_json(self) -> dict:
         from opx.views import answer_json
@@ -59,7 +66,8 @@ class SimulateView:
         return {"hardware": [answer_json(summary, s.target)],
                 "projection": {"hardware": s.hw, "at_target": p.value, **p.as_json(s.target),
                                "anchored": bool(self.fit is not None and self.fit.anchored),
-                               "anchors": list(s.anchor)},
+                               "anchors": list(s.anchor),
+                               "held_out_error": self.held_out_error()},
                 "knobs": s.model_dump(mode="json"),
                 "envelope": json.loads(self.result.envelope.to_json(orient="records")),
                 "parameters": json.loads(json.dumps(self.result.parameters, default=str))}

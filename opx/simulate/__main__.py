@@ -3,15 +3,16 @@
   calibrate [SILICON_CSV]   = python -m opx simulate --calibrate [--silicon SILICON_CSV]
   validate [SILICON_CSV]    = python -m opx simulate --validate [--silicon SILICON_CSV]
   ablations [SILICON_CSV]   = python -m opx simulate --ablations [--silicon SILICON_CSV]
-  spread [FIXTURES_DIR]     = python -m opx simulate --spread [--fixtures FIXTURES_DIR]"""
+  spread [FIXTURES_DIR]     = python -m opx simulate --spread [--fixtures FIXTURES_DIR]
+  shape                     = python -m opx simulate --shape"""
 import sys
 
-ACTIONS = ("calibrate", "validate", "ablations", "spread")
+ACTIONS = ("calibrate", "validate", "ablations", "spread", "shape")
 
 
 def cli_args(argv: list[str]) -> list[str] | None:
     """The `python -m opx` arguments this alias stands for, or None when argv is not one."""
-    if not argv or argv[0] not in ACTIONS or len(argv) > 2:
+    if not argv or argv[0] not in ACTIONS or len(argv) > (1 if argv[0] == "shape" else 2):
         return None
     args = ["simulate", f"--{argv[0]}"]
     if len(argv) == 2:

@@ -242,9 +242,11 @@ def _envelope_labels(result) -> frozenset[str]:
 
 
 def fit(hardware: str, model: str, workload: str, gpus: int | None, knobs, catalog,
-        anchors: list[Anchor], max_nfev: int = 8) -> AnchorFit:
+        anchors: list[Anchor], max_nfev: int = 8, shape=None) -> AnchorFit:
     """Fit FREE to the anchors and project the envelope through them (see the module docstring).
-    With no fitted anchor the projection is the unanchored one (every multiplier 1, no band)."""
+    With no fitted anchor the projection is the unanchored one (every multiplier 1, no band).
+    Between two or more point anchors of one statistic the envelope follows the learned shape
+    (`shape`, default data/simulator/shape.json; `follow_shape`)."""
     from opx.simulate import api
     t0 = time.perf_counter()
     used = [a for a in anchors if a.fitted]
@@ -316,6 +318,9 @@ def fit(hardware: str, model: str, workload: str, gpus: int | None, knobs, catal
         for sgn in (1, -1):
             sigma_results.append(sim(np.clip(theta + sgn * step, lo, hi), label_set))
     _put_band(full, sigma_results)
+    shaped = follow_shape(full, used, shape)
+    if shaped:
+        notes.append(shaped)
     if infl > 1:
         notes.append(f"the anchors disagree with each other beyond their stated uncertainties "
                      f"(chi-square {chi2:.2g} on {n_a} anchors): the band is widened "
@@ -323,12 +328,93 @@ def fit(hardware: str, model: str, workload: str, gpus: int | None, knobs, catal
     return _finish(AnchorFit(full.hardware, full.model, full.workload, _scale_of(theta),
                      _param_table(theta, cov), anchors, residuals_of(anchors, full), full, chi2=chi2,
                      seconds=time.perf_counter() - t0, evaluations=evals[0],
-                     band_method=("parameter covariance (J'J)^-1 of the whitened fit"
+                     band_method=(("between the point anchors: the learned shape's held-out "
+                                   "errors (80 %); outside them: " if shaped else "")
+                                  + "parameter covariance (J'J)^-1 of the whitened fit"
                                   + (f", widened {np.sqrt(infl):.2g}x by the anchors' reduced "
                                      "chi-square" if infl > 1 else "")
                                   + ", propagated by sigma points (+- one standard deviation "
                                     "along each principal axis)"),
                      notes=notes))
+
+
+# -- between the anchors: the learned shape ------------------------------------------------------
+
+THROUGHPUT_COLUMNS = ("throughput_total_per_gpu", "throughput_output_per_gpu",
+                      "throughput_input_per_gpu", "band_lo", "band_hi")
+SHAPE_STEPS = 8          # envelope points drawn between two neighbouring anchors
+
+
+def follow_shape(result, used: list[Anchor], shape=None) -> str | None:
+    """Between the point anchors of each statistic (two or more, a frontier), replace the
+    envelope by the shape learned from the measured curves (opx/simulate/shape.py) through
+    them, with its band; outside them keep the physics' curve, scaled to meet the outermost
+    anchors. Returns a note when it did, None when there was nothing to do."""
+    from opx.simulate import shape as SH
+    s = shape if shape is not None else SH.load()
+    if s is None:
+        return None
+    done = []
+    for pct, attr in (("p50", "envelope"), ("p90", "envelope_p90")):
+        pts = [a for a in used if a.kind == "point" and ANCHOR_PCTS[a.pct] == pct]
+        env = getattr(result, attr)
+        if len(pts) < 2 or env is None or env.empty:
+            continue
+        ax = np.array([a.x for a in pts])
+        ay = np.array([a.y for a in pts])
+        keep = pareto_mask_numpy(ax, ay)
+        order = np.argsort(ax[keep])
+        ax, ay = ax[keep][order], ay[keep][order]
+        if ax.size < 2:
+            continue
+        setattr(result, attr, _shaped_envelope(env, pct, ax, ay, s))
+        done.append(pct.upper())
+    if not done:
+        return None
+    return (f"between the anchors ({', '.join(done)}) the curve follows the shape learned from "
+            f"{s.curves} measured curves (y^{s.y_power:g} linear in x^{s.x_power:g}, band "
+            f"{round(s.coverage * 100)} %); outside them, the physics model scaled to meet them")
+
+
+def _shaped_envelope(env: pd.DataFrame, pct: str, ax: np.ndarray, ay: np.ndarray, s
+                     ) -> pd.DataFrame:
+    from opx.simulate import shape as SH
+    xcol = f"interactivity_{pct}"
+    env = env[np.isfinite(env[xcol])].sort_values(xcol).reset_index(drop=True)
+    x = env[xcol].to_numpy(float)
+    y = env.throughput_total_per_gpu.to_numpy(float)
+    below, above = x < ax[0] * (1 - 1e-9), x > ax[-1] * (1 + 1e-9)
+    outside = env[below | above].copy()
+    if not outside.empty:
+        # continuity: the physics at the outermost anchors, where it reaches them
+        f_lo = ay[0] / loglog_at(x, y, ax[0]) if below.any() and loglog_at(x, y, ax[0]) else 1.0
+        f_hi = ay[-1] / loglog_at(x, y, ax[-1]) if above.any() and loglog_at(x, y, ax[-1]) else 1.0
+        factor = np.where(outside[xcol].to_numpy(float) < ax[0], f_lo, f_hi)
+        for col in THROUGHPUT_COLUMNS:
+            if col in outside:
+                outside[col] = outside[col].to_numpy(float) * factor
+    grid = np.unique(np.concatenate([np.geomspace(ax[i], ax[i + 1], SHAPE_STEPS + 2)
+                                     for i in range(ax.size - 1)]))
+    grid = np.clip(grid, ax[0], ax[-1])
+    # each new point takes the other fields (layout, concurrency, latencies) of the physics
+    # envelope's nearest point, and its throughput split between output and input
+    near = np.abs(np.log(x)[None, :] - np.log(grid)[:, None]).argmin(axis=1) if x.size else []
+    inside = env.iloc[near].copy().reset_index(drop=True) if x.size else pd.DataFrame(
+        columns=env.columns)
+    total = inside.throughput_total_per_gpu.to_numpy(float)
+    share_out = np.where(total > 0, inside.throughput_output_per_gpu.to_numpy(float) / total, 0.0)
+    new = SH.through(ax, ay, grid, s)
+    lo, hi = SH.band_through(ax, ay, grid, s)
+    inside[xcol] = grid
+    inside[f"tpot_{pct}_s"] = 1.0 / grid
+    inside["throughput_total_per_gpu"] = new
+    inside["throughput_output_per_gpu"] = new * share_out
+    inside["throughput_input_per_gpu"] = new * (1 - share_out)
+    inside["band_lo"], inside["band_hi"] = np.minimum(lo, new), np.maximum(hi, new)
+    out = pd.concat([outside, inside], ignore_index=True)
+    out = out[np.isfinite(out[xcol]) & np.isfinite(out.throughput_total_per_gpu)]
+    mask = pareto_mask_numpy(out[xcol].to_numpy(float), out.throughput_total_per_gpu.to_numpy(float))
+    return out[mask].sort_values(xcol, ascending=False).reset_index(drop=True)
 
 
 def _finish(f: AnchorFit) -> AnchorFit:

@@ -1,0 +1,133 @@
+"""The learned shape anchored curves follow between their anchors (opx/simulate/shape.py), how
+an anchored fit uses it (opx/simulate/anchor.py, follow_shape) and the held-out error carried
+beside a curve (opx/simulate/held_out.py)."""
+import json
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from opx import cli
+from opx.frontier import pareto_mask_numpy
+from opx.simulate import anchor as A, held_out, shape as SH
+from opx.simulate.api import SimKnobs
+
+LOGLOG = SH.Shape(0.0, 0.0, (0.0, 0.0), 0.8, 0, "log-log")
+
+
+@pytest.fixture(scope="module")
+def curves(catalog):
+    return SH.measured_curves(catalog)
+
+
+@settings(max_examples=60, deadline=None)
+@given(x0=st.floats(1, 100), span=st.floats(1.1, 50), y1=st.floats(1, 1e4),
+       fall=st.floats(1.01, 500), p=st.sampled_from(SH.POWERS), q=st.sampled_from(SH.POWERS))
+def test_the_shape_meets_both_ends_and_falls_between_them(x0, span, y1, fall, p, q):
+    s = SH.Shape(p, q, (-0.2, 0.2), 0.8, 1, "all")
+    x1, y0 = x0 * span, y1 * fall
+    xs = np.geomspace(x0, x1, 12)
+    ys = SH.between(x0, y0, x1, y1, xs, s)
+    assert ys[0] == pytest.approx(y0, rel=1e-6) and ys[-1] == pytest.approx(y1, rel=1e-6)
+    assert np.all(np.diff(ys) <= 1e-9 * y0)
+    lo, hi = SH.band_between(x0, y0, x1, y1, xs, s)
+    assert np.all(lo <= ys * (1 + 1e-9)) and np.all(hi >= ys * (1 - 1e-9))
+
+
+def test_zero_powers_are_log_log_interpolation():
+    got = SH.between(10.0, 1000.0, 100.0, 10.0, np.array([31.6227766]), LOGLOG)
+    assert got[0] == pytest.approx(100.0, rel=1e-6)
+
+
+def test_the_measured_curves_are_runs_and_envelopes(curves):
+    scopes = {c.scope for c in curves}
+    assert scopes == {"run", "envelope"}
+    for c in curves[:50]:
+        assert c.x.size >= SH.MIN_POINTS and np.all(np.diff(c.x) > 0) and np.all(np.diff(c.y) < 0)
+
+
+def test_the_stored_shape_is_the_fit_on_the_measured_curves(curves):
+    stored = SH.load()
+    assert stored is not None
+    fitted = SH.fit(curves)
+    assert (fitted.y_power, fitted.x_power) == (stored.y_power, stored.x_power)
+    assert fitted.band == pytest.approx(stored.band, abs=1e-4)
+    assert stored.curves == len(curves)
+
+
+def test_held_out_the_shape_beats_log_log_on_the_curves_it_did_not_see(curves):
+    """Leave one model out on a sample of the curves: the shape fitted on the other models'
+    curves misses the held-out points by less than log-log interpolation, and its band covers
+    about what it states."""
+    sample = [c for c in curves if c.model in {"deepseek-r1", "llama-3.1-70b", "gpt-oss-120b",
+                                                "minimax-m2.5"}]
+    got = SH.held_out(sample)
+    for scope in ("runs", "envelopes"):
+        assert got[scope]["mdape"] < got[scope]["loglog_mdape"]
+        assert 50 <= got[scope]["band_coverage_pct"] <= 95
+
+
+def _envelope_anchors(catalog):
+    from opx.simulate import anchor_validation as V
+    env = next(e for e in V.envelopes(None, catalog)
+               if e["system"] == "h200_sxm" and e["model"] == "deepseek-r1"
+               and e["workload"] == "1k1k")
+    return env, [V._anchor(env, 0, "highest throughput"), V._anchor(env, -1, "highest interactivity")]
+
+
+def test_an_anchored_curve_follows_the_shape_between_its_anchors(catalog):
+    env, anchors = _envelope_anchors(catalog)
+    s = SH.load()
+    f = A.fit(env["hardware"], env["model"], env["workload"], None, SimKnobs(), catalog, anchors)
+    e = f.result.envelope.sort_values("interactivity_p50")
+    x, y = e.interactivity_p50.to_numpy(float), e.throughput_total_per_gpu.to_numpy(float)
+    assert pareto_mask_numpy(x, y).all()                     # still a frontier
+    for a in anchors:                                        # through both anchors
+        assert A.loglog_at(x, y, a.x) == pytest.approx(a.y, rel=1e-6)
+    x0, x1 = anchors[0].x, anchors[1].x
+    mid = (x > x0) & (x < x1)
+    assert mid.sum() >= A.SHAPE_STEPS
+    want = SH.between(x0, anchors[0].y, x1, anchors[1].y, x[mid], s)
+    np.testing.assert_allclose(y[mid], want, rtol=1e-9)
+    assert (e.band_lo <= e.throughput_total_per_gpu * (1 + 1e-9)).all()
+    assert (e.band_hi >= e.throughput_total_per_gpu * (1 - 1e-9)).all()
+    assert any("learned" in n for n in f.notes) and "learned shape" in f.band_method
+    # the output and input split of each point adds up to its total
+    np.testing.assert_allclose(e.throughput_output_per_gpu + e.throughput_input_per_gpu,
+                               e.throughput_total_per_gpu, rtol=1e-9)
+
+
+def test_one_point_anchor_leaves_the_physics_curve(catalog):
+    env, anchors = _envelope_anchors(catalog)
+    f = A.fit(env["hardware"], env["model"], env["workload"], None, SimKnobs(), catalog,
+              anchors[:1])
+    assert not any("learned" in n for n in f.notes)
+
+
+def test_the_cli_refits_the_shape_into_its_file(tmp_path, monkeypatch, capsys):
+    out = tmp_path / "shape.json"
+    monkeypatch.setattr(SH, "default_path", lambda: out)
+    assert cli.main(["simulate", "--shape"]) == 0
+    text = capsys.readouterr().out
+    assert "linear in x^" in text and "worse_than_loglog_pct" in text
+    doc = json.loads(out.read_text())
+    assert doc["shape"]["curves"] > 500 and doc["validation"]["runs"]["mdape"] > 0
+    SH.load.cache_clear()
+
+
+def test_a_large_held_out_error_sits_beside_the_curve():
+    err = held_out.beside_curve("b200", "glm-5", anchored=False)
+    assert err is not None and err.mdape > held_out.LIMIT and "glm-5" in err.label
+    # a system and model validated within the limit carries nothing
+    assert held_out.beside_curve("b200", "deepseek-r1", anchored=False) is None
+    assert held_out.beside_curve("vr-nvl72", "deepseek-v4.1-flash", anchored=False) is None
+
+
+def test_the_simulate_chart_draws_the_error_beside_the_envelope(full_db, catalog):
+    from models.simulate_view import SimulateState
+    from opx.simulate_page import simulate_view
+    v = simulate_view(full_db, SimulateState(hw="b200", model="glm-5", workload="1k1k"), catalog)
+    assert v.held_out_error() and "411" not in "" and v.as_json()["projection"]["held_out_error"]
+    spec = v.chart(catalog).to_dict()
+    texts = [d for d in spec.get("datasets", {}).values() for r in d if "error_label" in r]
+    assert texts and texts[0][0]["error_label"] == v.held_out_error()
