@@ -34,9 +34,11 @@ class Anchoring:
     text: str                               # one line for the table, the caption and the notes
     fit: dict | None = None                 # AnchorFit.summary() when a fit was made
     residuals: list = field(default_factory=list)
+    held_out_error: str | None = None       # opx.simulate.held_out: drawn beside the curve
 
     def as_json(self) -> dict:
         return {"anchored": self.anchored, "anchoring": self.text,
+                "held_out_error": self.held_out_error,
                 "anchor_residuals": [
                     {k: r[k] for k in ("run_id", "label", "provenance", "kind", "anchor",
                                        "predicted", "residual_pct", "within", "fitted", "reason")}
@@ -160,20 +162,30 @@ def anchor_view(pts: pd.DataFrame, fits: dict[str, A.AnchorFit | str], state,
             continue
         f = fits[hw]
         if isinstance(f, str):
-            out[hw] = Anchoring(hw, False, f)
+            out[hw] = Anchoring(hw, False, f, held_out_error=_error(hw, state.model, False))
             continue
         summary = f.summary()
         used = [r for r in summary["anchors"] if r["fitted"]]
+        shaped = any("learned" in n for n in f.notes)
         text = ("anchored to " + "; ".join(f"{r['anchor']} ({r['provenance']}, residual "
                                             f"{r['residual_pct']:+.0f} %)" for r in used)
-                + "; band from the fit's parameter covariance")
-        out[hw] = Anchoring(hw, True, text, summary, summary["anchors"])
+                + ("; between the anchors the shape learned from measured curves, band from its "
+                   "held-out errors; outside them the fit's parameter covariance" if shaped
+                   else "; band from the fit's parameter covariance"))
+        out[hw] = Anchoring(hw, True, text, summary, summary["anchors"],
+                            held_out_error=_error(hw, state.model, True))
         frames = [fr[~((fr.hardware == hw) & fr.simulated.astype(bool))] for fr in frames]
         frames.append(_rows(f, sim_rows.iloc[0], state.pct, y_base))
     if len(frames) == 1:
         return pts, out
     merged = pd.concat([fr for fr in frames if not fr.empty], ignore_index=True)
     return merged.sort_values(["hardware", "x"]).reset_index(drop=True), out
+
+
+def _error(hw: str, model: str, anchored: bool) -> str | None:
+    from opx.simulate.held_out import beside_curve
+    err = beside_curve(hw, model, anchored)
+    return err.label if err else None
 
 
 def fit_inputs(state, hw: str, anchor_points: pd.DataFrame, sim_params: pd.DataFrame):

@@ -1,4 +1,6 @@
 """Leave-points-out validation of anchored projections (docs/simulator.md, "Anchored projections").
+Between its two anchors an anchored curve follows the learned shape (opx/simulate/shape.py),
+fitted here on the measured curves of the other models.
 
 For every (system, model, workload) of the measured calibration data (AIConfigurator's
 silicon_sample.csv, read from the repository's copy data/measured/inferencex-silicon.csv.gz: every
@@ -265,5 +267,9 @@ def summary_text() -> str | None:
             f"them by {o['anchored_mdape']:.0f} % (median, {o['held_out_points']} points of "
             f"{o['envelopes']} measured envelopes), against {o['loglog_mdape']:.0f} % for log-log "
             f"interpolation between the same two points"
+            + (f"; its {o['stated_band_coverage_pct']} % band covers {o['band_coverage_pct']:.0f} % "
+               f"of them" if o.get("band_coverage_pct") is not None else "")
+            + (f"; {o['disaggregated']['anchored_mdape']:.0f} % on disaggregated envelopes"
+               if o.get("disaggregated", {}).get("envelopes") else "")
             + (f"; unanchored, on models the calibration does not hold: {lomo}" if lomo else "")
             + " (simulate --validate)")

@@ -86,7 +86,7 @@ def test_an_anchored_curve_follows_the_shape_between_its_anchors(catalog):
         assert A.loglog_at(x, y, a.x) == pytest.approx(a.y, rel=1e-6)
     x0, x1 = anchors[0].x, anchors[1].x
     mid = (x > x0) & (x < x1)
-    assert mid.sum() >= A.SHAPE_STEPS
+    assert mid.sum() >= A.SHAPE_STEPS[0]
     want = SH.between(x0, anchors[0].y, x1, anchors[1].y, x[mid], s)
     np.testing.assert_allclose(y[mid], want, rtol=1e-9)
     assert (e.band_lo <= e.throughput_total_per_gpu * (1 + 1e-9)).all()
@@ -131,3 +131,15 @@ def test_the_simulate_chart_draws_the_error_beside_the_envelope(full_db, catalog
     spec = v.chart(catalog).to_dict()
     texts = [d for d in spec.get("datasets", {}).values() for r in d if "error_label" in r]
     assert texts and texts[0][0]["error_label"] == v.held_out_error()
+
+
+def test_the_p90_curve_stays_under_the_reshaped_p50_curve(catalog):
+    env, anchors = _envelope_anchors(catalog)
+    f = A.fit(env["hardware"], env["model"], env["workload"], None, SimKnobs(), catalog, anchors)
+    e50 = f.result.envelope.sort_values("interactivity_p50")
+    x50, y50 = e50.interactivity_p50.to_numpy(float), e50.throughput_total_per_gpu.to_numpy(float)
+    e90 = f.result.envelope_p90
+    assert e90 is not None and not e90.empty
+    for x, y in zip(e90.interactivity_p90, e90.throughput_total_per_gpu):
+        cap = A.loglog_at(x50, y50, x)
+        assert cap is None or y <= cap * (1 + 1e-9)
