@@ -143,3 +143,24 @@ def test_the_p90_curve_stays_under_the_reshaped_p50_curve(catalog):
     for x, y in zip(e90.interactivity_p90, e90.throughput_total_per_gpu):
         cap = A.loglog_at(x50, y50, x)
         assert cap is None or y <= cap * (1 + 1e-9)
+
+
+def test_the_explorer_draws_a_large_held_out_error_beside_the_curve(full_db, tmp_path, catalog):
+    """A saved unanchored GLM-5 curve carries its leave-one-model-out error beside it on the
+    Explorer's chart and in its JSON; anchored to the same system's data it carries the smaller
+    leave-points-out figure, which is under the limit, so nothing."""
+    import shutil
+    from models import ViewState
+    from opx import charts
+    from opx.explorer import explore
+    db = tmp_path / "opx.duckdb"
+    shutil.copy(full_db, db)
+    assert cli.main(["simulate", "--hardware", "b200", "--model", "glm-5", "--workload", "1k1k",
+                     "--save", "--db", str(db)]) == 0
+    base = dict(model="glm-5", workload="1k1k", hw=["b200"], pct="p50")
+    want = held_out.beside_curve("b200", "glm-5", anchored=False).label
+    view = explore(db, ViewState(**base, unanchored=True), catalog)
+    spec = json.dumps(charts.explorer_chart(view, catalog).to_dict())
+    assert want in spec
+    anchored = explore(db, ViewState(**base), catalog)
+    assert want not in json.dumps(charts.explorer_chart(anchored, catalog).to_dict())
