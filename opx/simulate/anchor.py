@@ -343,8 +343,8 @@ def fit(hardware: str, model: str, workload: str, gpus: int | None, knobs, catal
 THROUGHPUT_COLUMNS = ("throughput_total_per_gpu", "throughput_output_per_gpu",
                       "throughput_input_per_gpu", "band_lo", "band_hi")
 # envelope points between two neighbouring anchors: one every 4 % of interactivity (readers
-# interpolate between them log-log, which is within 0.3 % of the shape at that spacing), 2 to 48
-SHAPE_STEP, SHAPE_STEPS = 1.04, (2, 48)
+# interpolate between them log-log, which is within 0.3 % of the shape at that spacing), 2 to 160
+SHAPE_STEP, SHAPE_STEPS = 1.04, (2, 160)
 
 
 def follow_shape(result, used: list[Anchor], shape=None) -> str | None:
@@ -362,8 +362,12 @@ def follow_shape(result, used: list[Anchor], shape=None) -> str | None:
         env = getattr(result, attr)
         if len(pts) < 2 or env is None or env.empty:
             continue
-        ax = np.array([a.x for a in pts])
-        ay = np.array([a.y for a in pts])
+        ax = np.array([a.x for a in pts], float)
+        ay = np.array([a.y for a in pts], float)
+        ok = np.isfinite(ax) & np.isfinite(ay) & (ax > 0) & (ay > 0)
+        ax, ay = ax[ok], ay[ok]
+        if ax.size < 2:
+            continue
         keep = pareto_mask_numpy(ax, ay)
         order = np.argsort(ax[keep])
         ax, ay = ax[keep][order], ay[keep][order]
@@ -373,7 +377,8 @@ def follow_shape(result, used: list[Anchor], shape=None) -> str | None:
         done.append(pct.upper())
     if not done:
         return None
-    if done == ["P50"] and result.envelope_p90 is not None and not result.envelope_p90.empty:
+    if result.envelope_p90 is not None and not result.envelope_p90.empty \
+            and result.envelope is not None and not result.envelope.empty:
         result.envelope_p90 = _under(result.envelope_p90, result.envelope)
     return (f"between the anchors ({', '.join(done)}) the curve follows the shape learned from "
             f"{s.curves} measured curves (y^{s.y_power:g} linear in x^{s.x_power:g}, band "
@@ -384,15 +389,21 @@ def _shaped_envelope(env: pd.DataFrame, pct: str, ax: np.ndarray, ay: np.ndarray
                      ) -> pd.DataFrame:
     from opx.simulate import shape as SH
     xcol = f"interactivity_{pct}"
-    env = env[np.isfinite(env[xcol])].sort_values(xcol).reset_index(drop=True)
+    ok = np.isfinite(env[xcol]) & np.isfinite(env.throughput_total_per_gpu)
+    env = env[ok].sort_values(xcol).reset_index(drop=True)
+    if env.empty:
+        return env
     x = env[xcol].to_numpy(float)
     y = env.throughput_total_per_gpu.to_numpy(float)
     below, above = x < ax[0] * (1 - 1e-9), x > ax[-1] * (1 + 1e-9)
     outside = env[below | above].copy()
     if not outside.empty:
-        # continuity: the physics at the outermost anchors, where it reaches them
-        f_lo = ay[0] / loglog_at(x, y, ax[0]) if below.any() and loglog_at(x, y, ax[0]) else 1.0
-        f_hi = ay[-1] / loglog_at(x, y, ax[-1]) if above.any() and loglog_at(x, y, ax[-1]) else 1.0
+        # continuity: the physics at the outermost anchors, or at its own nearest end where it
+        # does not reach them
+        def at(xa: float) -> float:
+            v = loglog_at(x, y, xa)
+            return v if v else float(y[0] if xa < x[0] else y[-1])
+        f_lo, f_hi = ay[0] / at(ax[0]), ay[-1] / at(ax[-1])
         factor = np.where(outside[xcol].to_numpy(float) < ax[0], f_lo, f_hi)
         for col in THROUGHPUT_COLUMNS:
             if col in outside:
@@ -408,7 +419,9 @@ def _shaped_envelope(env: pd.DataFrame, pct: str, ax: np.ndarray, ay: np.ndarray
     inside = env.iloc[near].copy().reset_index(drop=True) if x.size else pd.DataFrame(
         columns=env.columns)
     total = inside.throughput_total_per_gpu.to_numpy(float)
-    share_out = np.where(total > 0, inside.throughput_output_per_gpu.to_numpy(float) / total, 0.0)
+    out_col = (inside.throughput_output_per_gpu.to_numpy(float)
+               if "throughput_output_per_gpu" in inside else total)
+    share_out = np.where(total > 0, out_col / np.where(total > 0, total, 1), 1.0)
     new = SH.through(ax, ay, grid, s)
     lo, hi = SH.band_through(ax, ay, grid, s)
     inside[xcol] = grid
@@ -427,10 +440,14 @@ def _under(env90: pd.DataFrame, env50: pd.DataFrame) -> pd.DataFrame:
     """The P90 envelope kept under the P50 one: a point's P90 interactivity is at most its P50
     one, so at any interactivity the P90 frontier cannot give more throughput."""
     x50 = env50.interactivity_p50.to_numpy(float)
-    o = np.argsort(x50)
-    x50, y50 = x50[o], env50.throughput_total_per_gpu.to_numpy(float)[o]
-    env90 = env90.copy()
-    cap = np.array([loglog_at(x50, y50, x) or np.inf for x in env90.interactivity_p90])
+    y50 = env50.throughput_total_per_gpu.to_numpy(float)
+    ok = np.isfinite(x50) & np.isfinite(y50)
+    o = np.argsort(x50[ok])
+    x50, y50 = x50[ok][o], y50[ok][o]
+    env90 = env90[np.isfinite(env90.interactivity_p90)
+                  & np.isfinite(env90.throughput_total_per_gpu)].copy()
+    caps = [loglog_at(x50, y50, x) for x in env90.interactivity_p90]
+    cap = np.array([c if c is not None and np.isfinite(c) else np.inf for c in caps], float)
     factor = np.minimum(1.0, cap / env90.throughput_total_per_gpu.to_numpy(float))
     for col in THROUGHPUT_COLUMNS:
         if col in env90:

@@ -285,6 +285,8 @@ def held_out(curves: list[Curve], steep_fall: float = 10.0) -> dict:
     rows = []
     for m in models:
         train = [c for c in curves if c.model != m]
+        if not train:
+            continue              # one model alone: nothing to learn its shape from
         s = fit(train)
         for c in (c for c in curves if c.model == m):
             xi, yi = c.x[1:-1], c.y[1:-1]

@@ -164,3 +164,28 @@ def test_the_explorer_draws_a_large_held_out_error_beside_the_curve(full_db, tmp
     assert want in spec
     anchored = explore(db, ViewState(**base), catalog)
     assert want not in json.dumps(charts.explorer_chart(anchored, catalog).to_dict())
+
+
+def test_anchors_beyond_the_physics_reach_keep_one_continuous_frontier():
+    """Both anchors faster than the physics' envelope reaches: the physics' part is scaled to
+    meet them at its own end, and the result is one frontier through both anchors."""
+    import pandas as pd
+    x = np.geomspace(10, 200, 12)
+    y = 20000 * (1 - x / 220)
+    env = pd.DataFrame({"interactivity_p50": x, "throughput_total_per_gpu": y,
+                        "throughput_output_per_gpu": y / 2, "throughput_input_per_gpu": y / 2,
+                        "band_lo": y * 0.9, "band_hi": y * 1.1, "layout": "TP8",
+                        "concurrency": np.arange(12.0), "tpot_p50_s": 1 / x})
+    shape = SH.load()
+    out = A._shaped_envelope(env, "p50", np.array([300.0, 500.0]), np.array([3000.0, 1000.0]),
+                             shape)
+    ox, oy = out.interactivity_p50.to_numpy(float), out.throughput_total_per_gpu.to_numpy(float)
+    assert pareto_mask_numpy(ox, oy).all() and (ox < 300).sum() >= 11   # the last meets the anchor
+    o = np.argsort(ox)
+    assert A.loglog_at(ox[o], oy[o], 300.0) == pytest.approx(3000.0, rel=1e-6)
+    assert A.loglog_at(ox[o], oy[o], 500.0) == pytest.approx(1000.0, rel=1e-6)
+    # a NaN row or anchor is left out, never a crash
+    bad = env.copy()
+    bad.loc[0, "interactivity_p50"] = np.nan
+    assert not A._shaped_envelope(bad, "p50", np.array([20.0, 100.0]),
+                                  np.array([15000.0, 9000.0]), shape).empty
