@@ -166,12 +166,9 @@ def anchor_view(pts: pd.DataFrame, fits: dict[str, A.AnchorFit | str], state,
             continue
         summary = f.summary()
         used = [r for r in summary["anchors"] if r["fitted"]]
-        shaped = any("learned" in n for n in f.notes)
         text = ("anchored to " + "; ".join(f"{r['anchor']} ({r['provenance']}, residual "
                                             f"{r['residual_pct']:+.0f} %)" for r in used)
-                + ("; between the anchors the shape learned from measured curves, band from its "
-                   "held-out errors; outside them the fit's parameter covariance" if shaped
-                   else "; band from the fit's parameter covariance"))
+                + "; " + f.band_text())
         out[hw] = Anchoring(hw, True, text, summary, summary["anchors"],
                             held_out_error=_error(hw, state.model, True))
         frames = [fr[~((fr.hardware == hw) & fr.simulated.astype(bool))] for fr in frames]

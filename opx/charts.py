@@ -642,11 +642,8 @@ def simulate_subtitle(result, fit=None, pct: str = "p50") -> list[str]:
     held_out = ", ".join(f"{k} {v:.0f}%" for k, v in validation.get("overall", {}).items()
                          if isinstance(v, float))
     anchored = ("Anchored to " + "; ".join(dict.fromkeys(
-        r["label"] for r in fit.residuals if r["fitted"]))
-        + ("; between them the shape learned from measured curves, band from its held-out "
-           "errors; outside them from the fit's parameter covariance."
-           if any("learned" in n for n in fit.notes) else
-           "; band from the fit's parameter covariance.") if fit and fit.anchored
+        r["label"] for r in fit.residuals if r["fitted"])) + "; " + fit.band_text() + "."
+        if fit and fit.anchored
         else "Unanchored: pick runs under 'Anchor to runs' to fit the curve to them.")
     return [f"opx-sim {api.ENGINE_VERSION}, {result.gpus} GPUs, {len(result.curves)} layout "
             f"curves; simulated, drawn at {pct_label(pct)}"

@@ -468,15 +468,15 @@ def _simulate_shape(args) -> int:
     curves = shape.measured_curves()
     fitted = shape.fit(curves)
     held = shape.held_out(curves)
-    path = shape.write(fitted, curves, held)
+    doc = json.loads(shape.write(fitted, curves, held).read_text())
     if args.format == "json":
-        _print_json(json.loads(path.read_text()))
+        _print_json(doc)
         return 0
     print(f"shape: y^{fitted.y_power:g} linear in x^{fitted.x_power:g}, band "
           f"{fitted.band[0]:+.3f} / {fitted.band[1]:+.3f} ({fitted.coverage:.0%} stated), fitted on "
           f"{fitted.curves} measured curves")
     print(shape_table(held))
-    print(f"wrote data/simulator/shape.json (fit {json.loads(path.read_text())['fit_date']})")
+    print(f"wrote data/simulator/shape.json (fit {doc['fit_date']})")
     return 0
 
 

@@ -103,6 +103,17 @@ class AnchorFit:
     def anchored(self) -> bool:
         return any(a.fitted for a in self.anchors)
 
+    @property
+    def shaped(self) -> bool:
+        """Whether the curve follows the learned shape between its anchors (follow_shape)."""
+        return any(n.startswith(SHAPE_NOTE) for n in self.notes)
+
+    def band_text(self) -> str:
+        """Where the band comes from, in a few words for the pages."""
+        return ("between the anchors the shape learned from measured curves, band from its "
+                "held-out errors; outside them from the fit's parameter covariance"
+                if self.shaped else "band from the fit's parameter covariance")
+
     def summary(self) -> dict:
         """The fit as JSON-ready data: parameters, each anchor's residual, the band's method."""
         return {"anchored": self.anchored, "hardware": self.hardware, "model": self.model,
@@ -345,6 +356,7 @@ THROUGHPUT_COLUMNS = ("throughput_total_per_gpu", "throughput_output_per_gpu",
 # envelope points between two neighbouring anchors: one every 4 % of interactivity (readers
 # interpolate between them log-log, which is within 0.3 % of the shape at that spacing), 2 to 160
 SHAPE_STEP, SHAPE_STEPS = 1.04, (2, 160)
+SHAPE_NOTE = "between the anchors"       # how follow_shape's note starts (AnchorFit.shaped)
 
 
 def follow_shape(result, used: list[Anchor], shape=None) -> str | None:
@@ -380,7 +392,7 @@ def follow_shape(result, used: list[Anchor], shape=None) -> str | None:
     if result.envelope_p90 is not None and not result.envelope_p90.empty \
             and result.envelope is not None and not result.envelope.empty:
         result.envelope_p90 = _under(result.envelope_p90, result.envelope)
-    return (f"between the anchors ({', '.join(done)}) the curve follows the shape learned from "
+    return (f"{SHAPE_NOTE} ({', '.join(done)}) the curve follows the shape learned from "
             f"{s.curves} measured curves (y^{s.y_power:g} linear in x^{s.x_power:g}, band "
             f"{round(s.coverage * 100)} %); outside them, the physics model scaled to meet them")
 
@@ -415,9 +427,8 @@ def _shaped_envelope(env: pd.DataFrame, pct: str, ax: np.ndarray, ay: np.ndarray
     grid = np.clip(grid, ax[0], ax[-1])
     # each new point takes the other fields (layout, concurrency, latencies) of the physics
     # envelope's nearest point, and its throughput split between output and input
-    near = np.abs(np.log(x)[None, :] - np.log(grid)[:, None]).argmin(axis=1) if x.size else []
-    inside = env.iloc[near].copy().reset_index(drop=True) if x.size else pd.DataFrame(
-        columns=env.columns)
+    near = np.abs(np.log(x)[None, :] - np.log(grid)[:, None]).argmin(axis=1)
+    inside = env.iloc[near].copy().reset_index(drop=True)
     total = inside.throughput_total_per_gpu.to_numpy(float)
     out_col = (inside.throughput_output_per_gpu.to_numpy(float)
                if "throughput_output_per_gpu" in inside else total)

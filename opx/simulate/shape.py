@@ -177,23 +177,6 @@ def measured_curves(catalog=None) -> list[Curve]:
 
 # -- the fit ---------------------------------------------------------------------------------------
 
-def _normalised_errors(curves: list[Curve], shape: Shape) -> tuple[np.ndarray, np.ndarray]:
-    """(absolute percentage errors, normalised log errors) of every held-out point when each
-    curve is drawn through its two ends."""
-    ape, norm = [], []
-    for c in curves:
-        x, y = c.x, c.y
-        xi, yi = x[1:-1], y[1:-1]
-        pred = between(x[0], y[0], x[-1], y[-1], xi, shape)
-        ape.append(np.abs(pred / yi - 1) * 100)
-        scale = _width(position(x[0], x[-1], xi, shape), y[0], y[-1])
-        with np.errstate(divide="ignore", invalid="ignore"):
-            norm.append(np.where(scale > 1e-9, np.log(yi / pred) / scale, 0.0))
-    if not ape:
-        return np.array([]), np.array([])
-    return np.concatenate(ape), np.concatenate(norm)
-
-
 class _Held:
     """Every curve's held-out points in one padded array (curves x points), so a candidate
     shape is scored in a few vector operations."""
@@ -217,6 +200,14 @@ class _Held:
         e = np.abs(self.predict(shape) / self.y - 1)
         return float(0.5 * np.nanmedian(np.nanmedian(e, axis=1)) + 0.5 * np.nanmedian(e))
 
+    def normalised(self, shape: Shape) -> np.ndarray:
+        """Every held-out point's log error divided by the band's width there."""
+        x0, y0, x1, y1 = (self.ends[:, i:i + 1] for i in range(4))
+        width = _width(position(x0, x1, self.x, shape), y0, y1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            norm = np.where(width > 1e-9, np.log(self.y / self.predict(shape)) / width, 0.0)
+        return norm[np.isfinite(self.x)]
+
 
 def fit_one(curves: list[Curve], kind: str = "all") -> Shape:
     """The exponents that predict the curves' held-out points best, and the band of their
@@ -226,7 +217,7 @@ def fit_one(curves: list[Curve], kind: str = "all") -> Shape:
         best = min(((p, q) for p in POWERS for q in POWERS),
                    key=lambda pq: held.score(Shape(*pq, (0.0, 0.0), COVERAGE, 0, kind)))
     s = Shape(best[0], best[1], (0.0, 0.0), COVERAGE, len(curves), kind)
-    _, norm = _normalised_errors(curves, s)
+    norm = held.normalised(s)
     tail = (1 - COVERAGE) / 2
     band = (float(np.quantile(norm, tail)), float(np.quantile(norm, 1 - tail)))
     return dataclasses.replace(s, band=(round(band[0], 4), round(band[1], 4)))

@@ -92,6 +92,7 @@ def test_an_anchored_curve_follows_the_shape_between_its_anchors(catalog):
     assert (e.band_lo <= e.throughput_total_per_gpu * (1 + 1e-9)).all()
     assert (e.band_hi >= e.throughput_total_per_gpu * (1 - 1e-9)).all()
     assert any("learned" in n for n in f.notes) and "learned shape" in f.band_method
+    assert f.shaped and "learned" in f.band_text()
     # the output and input split of each point adds up to its total
     np.testing.assert_allclose(e.throughput_output_per_gpu + e.throughput_input_per_gpu,
                                e.throughput_total_per_gpu, rtol=1e-9)
@@ -102,6 +103,7 @@ def test_one_point_anchor_leaves_the_physics_curve(catalog):
     f = A.fit(env["hardware"], env["model"], env["workload"], None, SimKnobs(), catalog,
               anchors[:1])
     assert not any("learned" in n for n in f.notes)
+    assert not f.shaped
 
 
 def test_the_cli_refits_the_shape_into_its_file(tmp_path, monkeypatch, capsys):
