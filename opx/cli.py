@@ -358,7 +358,7 @@ def _simulate_calibration(args) -> int:
     """--calibrate / --validate / --ablations: the fit and its leave-one-system-out validation."""
     import json
     import pandas as pd
-    from opx.simulate import api
+    from opx.simulate import api, ttft_sources
     from opx.simulate.calibration import ablations
     silicon = Path(args.silicon) if args.silicon else None
     try:
@@ -389,7 +389,10 @@ def _simulate_calibration(args) -> int:
         print("leave-one-system-out: median absolute percentage error on each held-out system")
         print(table.round(1).to_string(index=False))
         print("overall: " + ", ".join(f"{k} {v:.1f}%" if isinstance(v, float) else f"{k} {v}"
-                                      for k, v in overall.items() if k != "rows"))
+                                      for k, v in overall.items() if k not in ("rows", "ttft_sources")))
+        if "ttft_sources" in overall:
+            print("\nwhere the held-out TTFT error comes from")
+            print("\n".join(ttft_sources.summary_text(overall["ttft_sources"])))
     if args.validate and not args.calibrate:
         _anchoring_validation(args, silicon)
     return 0

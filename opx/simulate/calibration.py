@@ -41,6 +41,7 @@ from opx.simulate import model as M
 from opx.simulate.arch import arch_for
 from opx.simulate.hardware import BORROW, FAMILIES, FAMILY, hw_spec
 from opx.simulate.silicon import load_rows, resolve_path, sha256
+from opx.simulate.ttft_sources import ttft_sources
 
 CAL_MODEL = "deepseek-r1"
 METHOD = ("scipy.optimize.least_squares (trf) on the per-row residuals of TPOT, log(pred/measured) "
@@ -378,15 +379,18 @@ def validate(silicon_csv: Path | None = None, catalog=None, max_nfev: int = 40,
     rows, stats = load_rows(silicon_csv)
     prob = Problem(rows, _catalog(catalog), options)
     systems = sorted(rows.system.unique())
-    table, pooled = [], []
+    table, pooled, order = [], [], []
     for s in systems:
         test = np.flatnonzero(rows.system.to_numpy() == s)
+        order.append(test)
         train = np.flatnonzero(rows.system.to_numpy() != s)
         x = _fit(prob, train, max_nfev)
         q = _ratios(prob, x, test)
         pooled.append(q)
         table.append({"system": s, "hardware": rows.hardware.iloc[test[0]], **_summary(q)})
     q = {k: np.concatenate([p[k] for p in pooled]) for k in pooled[0]}
+    held_ttft = np.full(len(rows), np.nan)
+    held_ttft[np.concatenate(order)] = q["ttft"]
     df = pd.DataFrame(table)
     overall = {**_summary(q),
                "systems_meeting_tpot_15": int((df.tpot_mdape <= 15).sum()),
@@ -394,6 +398,7 @@ def validate(silicon_csv: Path | None = None, catalog=None, max_nfev: int = 40,
                "systems": len(df),
                "ttft_artefact_rows": int(prob.artefact.sum()),
                "mtp_rows": int(prob.mtp.sum()),
+               "ttft_sources": ttft_sources(rows, held_ttft),
                "rows": {**stats, "ttft_artefact_rows": int(prob.artefact.sum()),
                         **{f"ttft_artefact_rows_{s}": int(prob.artefact[rows.system.to_numpy() == s].sum())
                            for s in systems}}}

@@ -3,6 +3,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from opx.simulate import calibration as K
@@ -111,6 +112,10 @@ def test_leave_one_system_out_validation():
     # scale-out all-reduce latency, docs/simulator.md "Targets") miss. 0.4.1 had four.
     assert overall["ttft_mdape"] < 36
     assert overall["systems_meeting_tpot_15"] >= 3
+    # most of the TTFT error is each sweep's offset, and the configuration does not tell it
+    src = overall["ttft_sources"]
+    assert src["after_each_sweeps_offset_mdape"] < 0.6 * src["held_out_mdape"]
+    assert src["sweep_offset_sd_log_after_configuration"] > 0.8 * src["sweep_offset_sd_log"]
 
 
 def test_part_losses_are_scipys_robust_losses():
@@ -179,3 +184,33 @@ def test_an_ablation_option_reaches_the_model(catalog):
     assert not np.allclose(batch.predict(batch.bounds()[2], breakdown=False)["ttft"], ttft)
     assert (no_mem.c.hbm <= base.c.hbm).all() and (no_mem.c.hbm < base.c.hbm).any()
     assert np.array_equal(K.Problem(rows, catalog).predict(x0, breakdown=False)["ttft"], ttft)
+
+
+@needs_fixture
+def test_ttft_sources_split_the_held_out_error_into_sweep_offsets_and_the_rest():
+    """The decomposition docs/simulator.md ("Where the TTFT error comes from") states: removing
+    each sweep's own offset leaves the error along concurrency; the offsets are read back from
+    the ratios they came from, and a known offset planted on one sweep is found."""
+    from opx.simulate import ttft_sources as T
+    rows, _ = K.load_rows(SILICON)
+    key = T._sweeps(rows)
+    big = key.map(key.value_counts()) >= T.MIN_SWEEP
+    rng = np.random.default_rng(3)
+    # a ratio that is a pure per-sweep offset: nothing is left once it is removed
+    off = key.map(pd.Series(rng.normal(0, 0.5, key.nunique()), index=key.unique()))
+    s = T.ttft_sources(rows, np.exp(off.to_numpy()))
+    assert s["after_each_sweeps_offset_mdape"] < 1e-9
+    assert s["sweeps"] == key[big].nunique() and s["rows"] == int(big.sum())
+    assert abs(s["sweep_offset_sd_log"] - off[big].groupby(key[big]).first().std(ddof=0)) < 1e-9
+    # an offset that is a function of the recorded configuration is told from it, held out
+    told = np.exp(0.8 * (rows.backend == "sglang") - 0.3 * np.log(rows.isl_label.astype(float) / 1024))
+    t = T.ttft_sources(rows, told.to_numpy())
+    assert t["sweep_offset_sd_log_after_configuration"] < 0.3 * t["sweep_offset_sd_log"]
+    # a random offset per sweep is not
+    assert s["sweep_offset_sd_log_after_configuration"] > 0.8 * s["sweep_offset_sd_log"]
+    # NaN rows (TTFT artefacts) are left out, not counted
+    ratio = np.exp(off.to_numpy()); ratio[:5] = np.nan
+    assert T.ttft_sources(rows, ratio)["rows"] <= s["rows"]
+    # the measurements' own smoothness along concurrency does not depend on any prediction
+    assert s["measured_interpolation_ttft_mdape"] == t["measured_interpolation_ttft_mdape"] > 0
+    assert s["repeat_groups"] > 0 and s["repeat_max_over_min_median"] >= 1
