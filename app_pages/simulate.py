@@ -140,7 +140,8 @@ if st.button("Save these curves as simulated runs", disabled=not allowed, help=w
     else:
         st.success(f"Saved {outcome.runs_added} run(s), {outcome.points_added} point(s); "
                    "they appear on the Explorer labelled simulated"
-                   + (", naming their anchors." if fit and fit.anchored else "."))
+                   + (", naming their anchors." if fit and fit.anchored else ".")
+                   + (f" {result.saved_note()}" if result.saved_note() else ""))
 if not allowed:
     st.caption(escape_md(why))
 

@@ -587,7 +587,8 @@ def cmd_simulate(args) -> int:
         path = db_path(args.db)
         with store.writing(path) as con:
             outcome = store.write_runs(con, result.to_runs())
-        print(f"saved: {outcome.runs_added} run(s), {outcome.points_added} point(s) added to {store.name(path)}",
+        print(f"saved: {outcome.runs_added} run(s), {outcome.points_added} point(s) added to {store.name(path)}"
+              + (f". {result.saved_note()}" if result.saved_note() else ""),
               file=sys.stderr if args.format == "json" else sys.stdout)
         _precompute(path)
     return 0

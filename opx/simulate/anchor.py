@@ -106,7 +106,7 @@ class AnchorFit:
     @property
     def shaped(self) -> bool:
         """Whether the curve follows the learned shape between its anchors (follow_shape)."""
-        return any(n.startswith(SHAPE_NOTE) for n in self.notes)
+        return _is_shaped(self.notes)
 
     def band_text(self) -> str:
         """Where the band comes from, in a few words for the pages."""
@@ -357,6 +357,20 @@ THROUGHPUT_COLUMNS = ("throughput_total_per_gpu", "throughput_output_per_gpu",
 # interpolate between them log-log, which is within 0.3 % of the shape at that spacing), 2 to 160
 SHAPE_STEP, SHAPE_STEPS = 1.04, (2, 160)
 SHAPE_NOTE = "between the anchors"       # how follow_shape's note starts (AnchorFit.shaped)
+# what a saved shaped projection stores, said wherever it is saved (runs' notes, the CLI, the page)
+SAVED_SHAPE_NOTE = ("Between the anchors the projection drawn follows the learned shape; the saved "
+                    "points are the physics' layout curves at the fitted multipliers, and every "
+                    "view that anchors them draws the shape again (not with unanchored=1).")
+
+
+def _is_shaped(notes) -> bool:
+    return any(str(n).startswith(SHAPE_NOTE) for n in notes or ())
+
+
+def saved_note(summary: dict | None) -> str:
+    """SAVED_SHAPE_NOTE for a fit summary (AnchorFit.summary) whose curve followed the learned
+    shape, else ''."""
+    return SAVED_SHAPE_NOTE if _is_shaped((summary or {}).get("notes")) else ""
 
 
 def follow_shape(result, used: list[Anchor], shape=None) -> str | None:

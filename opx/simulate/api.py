@@ -92,6 +92,11 @@ class SimResult:
             return pd.DataFrame(columns=FRAME_COLUMNS + POINT_EXTRA)
         return pd.concat(frames, ignore_index=True)[FRAME_COLUMNS + POINT_EXTRA]
 
+    def saved_note(self) -> str:
+        """What saving this result stores, when that differs from the drawn envelope."""
+        from opx.simulate.anchor import saved_note
+        return saved_note(self.anchor)
+
     def to_runs(self, envelope_only: bool = False) -> list[Run]:
         cal_date = self.parameters.get("calibration", {}).get("fit_date", "none")
         source = f"{ENGINE} {ENGINE_VERSION} (calibration {cal_date})"
@@ -143,7 +148,9 @@ class SimResult:
                 date=None,
                 label=f"simulated {c.layout}" + (" (anchored)" if anchored else ""),
                 notes=(("Anchored projection: fitted to runs " + ", ".join(named) + " "
-                        "(meta 'anchor': fitted parameters, residuals, band). " if anchored else "")
+                        "(meta 'anchor': fitted parameters, residuals, band). "
+                        + (self.saved_note() + " " if self.saved_note() else "")
+                        if anchored else "")
                        + "opx-sim projection: the model predicts the P50 of each point; "
                        + self.parameters.get("percentiles", "") + " "
                        "Per-GPU figures divide by all GPUs (prefill + decode)."),

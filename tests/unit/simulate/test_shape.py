@@ -93,6 +93,9 @@ def test_an_anchored_curve_follows_the_shape_between_its_anchors(catalog):
     assert (e.band_hi >= e.throughput_total_per_gpu * (1 - 1e-9)).all()
     assert any("learned" in n for n in f.notes) and "learned shape" in f.band_method
     assert f.shaped and "learned" in f.band_text()
+    # saving it says what the saved runs hold, since that is not the drawn envelope
+    assert f.result.saved_note() == A.SAVED_SHAPE_NOTE
+    assert all(A.SAVED_SHAPE_NOTE in r.notes for r in f.result.to_runs())
     # the output and input split of each point adds up to its total
     np.testing.assert_allclose(e.throughput_output_per_gpu + e.throughput_input_per_gpu,
                                e.throughput_total_per_gpu, rtol=1e-9)
@@ -104,6 +107,8 @@ def test_one_point_anchor_leaves_the_physics_curve(catalog):
               anchors[:1])
     assert not any("learned" in n for n in f.notes)
     assert not f.shaped
+    assert f.result.saved_note() == ""
+    assert not any(A.SAVED_SHAPE_NOTE in r.notes for r in f.result.to_runs())
 
 
 def test_the_cli_refits_the_shape_into_its_file(tmp_path, monkeypatch, capsys):
