@@ -26,6 +26,23 @@ from opx.builtin import builtin_runs  # noqa: E402
 from opx.catalog import load_catalog  # noqa: E402
 
 
+def _scan_installed_components_once() -> None:
+    """Every new AppTest scans the metadata of every installed package for Streamlit components
+    (streamlit.components.v2.manifest_scanner), about 40 % of a page run under AppTest. The
+    installed packages do not change during a test session, so the scan is done once."""
+    import functools
+    try:
+        from streamlit.components.v2 import manifest_scanner
+    except ImportError:            # a Streamlit without v2 components scans nothing
+        return
+    scan = manifest_scanner.scan_component_manifests
+    if not hasattr(scan, "cache_info"):
+        manifest_scanner.scan_component_manifests = functools.cache(scan)
+
+
+_scan_installed_components_once()
+
+
 @pytest.fixture(scope="session")
 def catalog():
     return load_catalog()
