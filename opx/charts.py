@@ -131,7 +131,7 @@ def _styled(chart):
         labelFont=FONT, titleFont=FONT)
 
 
-def _lean(chart):
+def _lean(chart, fields: set | None = None):
     """`chart` with each layer's inline data cut to the columns its encoding (or a mark
     property's expression) reads: a chart's
     data is sent to the browser whole at every rerun (and written into every export), and a
@@ -145,19 +145,37 @@ def _lean(chart):
                          for p in parts]
                 chart = chart.copy(deep=False)
                 chart.data = alt.Undefined
-            setattr(chart, attr, [_lean(p) for p in parts])
+            # layers drawing one frame keep one cut of it (the union of what they read), so it
+            # is sent once, not once per layer
+            wanted: dict[int, set] = {}
+            for p in parts:
+                read = _read(p)
+                if read is not None:
+                    wanted.setdefault(id(p.data), set()).update(read)
+            setattr(chart, attr, [_lean(p, wanted.get(id(getattr(p, "data", None))))
+                                  for p in parts])
             return chart
     data = getattr(chart, "data", alt.Undefined)
-    if not isinstance(data, pd.DataFrame) or chart.encoding is alt.Undefined:
+    fields = fields if fields is not None else _read(chart)
+    if fields is None:
         return chart
-    fields = set(_fields(chart.encoding.to_dict(validate=False)))
-    fields |= set(_DATUM.findall(str(chart.mark.to_dict(validate=False)
-                                     if hasattr(chart.mark, "to_dict") else chart.mark)))
     keep = [c for c in data.columns if c in fields]
     if len(keep) < len(data.columns):
         chart = chart.copy(deep=False)
         chart.data = data[keep]
     return chart
+
+
+def _read(chart) -> set | None:
+    """The columns a single-view chart with a DataFrame reads: its encoding's fields and the
+    ones its mark's expressions name (None for anything else)."""
+    data = getattr(chart, "data", alt.Undefined)
+    if not isinstance(data, pd.DataFrame) or getattr(chart, "encoding", alt.Undefined) is alt.Undefined:
+        return None
+    fields = set(_fields(chart.encoding.to_dict(validate=False)))
+    fields |= set(_DATUM.findall(str(chart.mark.to_dict(validate=False)
+                                     if hasattr(chart.mark, "to_dict") else chart.mark)))
+    return fields
 
 
 def _with_data(chart, data: pd.DataFrame):
@@ -720,10 +738,10 @@ def simulate_chart(points: pd.DataFrame, envelope: pd.DataFrame, measured: pd.Da
     if not layers:
         layers.append(alt.Chart(pd.DataFrame({x_col: [], "throughput_total_per_gpu": []}))
                       .mark_point().encode(x=x_enc, y=y_enc))
-    return alt.layer(*layers).properties(
+    return _styled(alt.layer(*layers).properties(
         width=WIDTH, height=HEIGHT,
         title=alt.TitleParams(text=title, subtitle=subtitle, anchor="start", font=FONT,
-                              subtitleFont=FONT))
+                              subtitleFont=FONT)))
 
 
 MULTIPLE_HEIGHT = 320       # on the page, fitted: title and axis take ~90 px of it

@@ -316,22 +316,44 @@ def _encoded_fields(spec) -> set[str]:
 @pytest.mark.parametrize("query", ["", "runs=1&points=1", "y=usd_per_mtok&conc=64"])
 def test_a_chart_sends_only_the_columns_its_layers_draw(full_db, catalog, query):
     """Each layer's data is cut to the fields its encoding reads (a run's notes are kilobytes a
-    mark never shows): every column sent is drawn or named in a tooltip, and every field drawn is
-    sent."""
+    mark never shows), layers drawing one frame sharing one cut: every column sent is drawn or
+    named in a tooltip by a layer reading it, and every field a layer draws is sent."""
     from opx.links import parse_link
     state = parse_link(f"/?{query}").state
     spec = explorer_chart(explore(full_db, state, catalog), catalog).to_dict()
+    _assert_lean(spec)
+
+
+def _assert_lean(spec: dict) -> None:
     datasets = spec["datasets"]
+    drawn_of: dict[str, set] = {}
     for layer in spec["layer"]:
-        rows = datasets[layer["data"]["name"]] if "name" in layer.get("data", {}) else None
-        if not rows:
+        name = layer.get("data", {}).get("name")
+        if not datasets.get(name):
             continue
-        sent = set(rows[0])
         drawn = _encoded_fields(layer.get("encoding", {})) | set(
             re.findall(r"datum\.(\w+)", json.dumps(layer.get("mark", {}))))
+        assert drawn <= set(datasets[name][0]), drawn - set(datasets[name][0])
+        drawn_of.setdefault(name, set()).update(drawn)
+    for name, drawn in drawn_of.items():
+        sent = set(datasets[name][0])
         assert sent <= drawn, sent - drawn
-        assert drawn <= sent, drawn - sent
     assert '"notes":' not in json.dumps(datasets)
+
+
+def test_the_simulate_chart_sends_each_frame_once_with_only_what_it_draws(full_db, catalog):
+    """The layout curves' line and points read one frame: it is sent once, cut to what either
+    draws (the points frame has 25 columns, the chart reads 6)."""
+    from models.simulate_view import SimulateState
+    from opx.simulate_page import simulate_view
+    sim = simulate_view(full_db, SimulateState(), catalog)
+    spec = sim.chart(catalog).to_dict()
+    _assert_lean(spec)
+    curves = sim.result.points_frame().interactivity_p50.notna().sum()
+    envelope = len(sim.result.envelope)
+    sizes = [len(rows) for rows in spec["datasets"].values()]
+    assert sizes.count(curves) == 1 and sizes.count(envelope) == 1, sizes
+    assert spec["config"]["axis"]["labelFont"]        # styled like every other chart
 
 
 @pytest.mark.parametrize("query", ["", "target=5", "target=5000", "runs=1&points=1&target=120",
