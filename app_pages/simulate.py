@@ -8,7 +8,6 @@ from models.simulate_view import (FRAMEWORKS, KV_TIERS, PRECISIONS, SIM_PERCENTI
                                   SimulateState, widget_range)
 from models.view import format_number
 from opx import metrics, store
-from opx.charts import on_page
 from opx.anchoring import parameter_table, residual_table
 from opx.errors import OpxError
 from opx.links import link_text_of, simulate_link
@@ -95,7 +94,7 @@ c1.metric(f"At {target_text}, as on every page", answer.short(y))
 c1.caption(escape_md(answer.how_text(state.target)))
 c2.metric(f"This projection at {target_text}", sim.projection.short(y))
 c2.caption(escape_md(sim.projection.how_text(state.target)))
-event = st.vega_lite_chart(on_page(sim.chart(catalog)), key="simulate_chart", on_select="rerun",
+event = st.vega_lite_chart(data.simulate_spec(state), key="simulate_chart", on_select="rerun",
                            selection_mode="pick", theme=None)
 frame = result.points_frame()
 

@@ -945,11 +945,11 @@ def latency_chart(points: pd.DataFrame, pct: str, conc: float | None,
                             fontSize=15, subtitle=missing or alt.Undefined, subtitleFont=FONT,
                             offset=14)
     if not charts:
-        return alt.vconcat(alt.Chart(pd.DataFrame({"text": ["No run shown reports latencies."]}))
-                           .mark_text(font=FONT).encode(text="text:N")
-                           .properties(width=WIDTH, height=60)).properties(title=title)
-    return alt.vconcat(*charts, spacing=28).properties(title=title).resolve_scale(
-        x="shared", color="shared", strokeDash="shared", shape="shared")
+        return _styled(alt.vconcat(alt.Chart(pd.DataFrame({"text": ["No run shown reports latencies."]}))
+                                   .mark_text(font=FONT).encode(text="text:N")
+                                   .properties(width=WIDTH, height=60)).properties(title=title))
+    return _styled(alt.vconcat(*charts, spacing=28).properties(title=title).resolve_scale(
+        x="shared", color="shared", strokeDash="shared", shape="shared"))
 
 
 def planner_chart(rows: pd.DataFrame, title: str, subtitle: list[str],

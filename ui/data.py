@@ -147,6 +147,18 @@ def simulate_view(state):
     return _simulate_view(str(database()), stamp(), state.model_dump_json())
 
 
+@st.cache_data(ttl=3600, max_entries=32, show_spinner=False)
+def _simulate_spec(db: str, stamp: tuple[int, int], state_json: str) -> dict:
+    from opx.charts import on_page
+    return on_page(_simulate_view(db, stamp, state_json).chart(catalog()))
+
+
+def simulate_spec(state) -> dict:
+    """The Simulate page's chart as the page draws it, cached like its view: a click on a point
+    reruns the page with the same state, and building and validating the chart is most of it."""
+    return _simulate_spec(str(database()), stamp(), state.model_dump_json())
+
+
 def simulate_start(view: ViewState):
     """The Simulate state a session's view opens on (opx.simulate_page.session_start)."""
     from opx.simulate_page import session_start
