@@ -35,11 +35,16 @@ run: $(VENV)/.app-installed $(DB_READY)
 	@$(PY) -m opx.settings          # a setting opx cannot read stops here, before serving
 	OPX_DB='$(DB)' $(PY) -m streamlit run app.py --server.port $(PORT) --browser.gatherUsageStats false
 
+# two workers (pytest-xdist): the suite is mostly single-threaded Python, and CI and this
+# machine have two cores; worksteal hands a long test's neighbours to the idle worker
+TEST_WORKERS ?= 2
+PYTEST := $(PY) -m pytest -n $(TEST_WORKERS) --dist worksteal
+
 test: $(VENV)/.dev-installed
-	$(PY) -m pytest
+	$(PYTEST)
 
 test-unit: $(VENV)/.dev-installed
-	$(PY) -m pytest tests/unit tests/app
+	$(PYTEST) tests/unit tests/app
 
 bench: $(VENV)/.dev-installed
 	$(PY) bench/run_all.py
