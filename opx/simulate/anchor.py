@@ -463,7 +463,8 @@ def _shaped_envelope(env: pd.DataFrame, pct: str, ax: np.ndarray, ay: np.ndarray
 
 def _under(env90: pd.DataFrame, env50: pd.DataFrame) -> pd.DataFrame:
     """The P90 envelope kept under the P50 one: a point's P90 interactivity is at most its P50
-    one, so at any interactivity the P90 frontier cannot give more throughput."""
+    one, so at any interactivity the P90 frontier cannot give more throughput. Below the P50
+    envelope's range the cap is its highest throughput (every P50 point lies to the right)."""
     x50 = env50.interactivity_p50.to_numpy(float)
     y50 = env50.throughput_total_per_gpu.to_numpy(float)
     ok = np.isfinite(x50) & np.isfinite(y50)
@@ -471,7 +472,8 @@ def _under(env90: pd.DataFrame, env50: pd.DataFrame) -> pd.DataFrame:
     x50, y50 = x50[ok][o], y50[ok][o]
     env90 = env90[np.isfinite(env90.interactivity_p90)
                   & np.isfinite(env90.throughput_total_per_gpu)].copy()
-    caps = [loglog_at(x50, y50, x) for x in env90.interactivity_p90]
+    caps = [float(y50.max()) if x50.size and x < x50[0] else loglog_at(x50, y50, x)
+            for x in env90.interactivity_p90]
     cap = np.array([c if c is not None and np.isfinite(c) else np.inf for c in caps], float)
     factor = np.minimum(1.0, cap / env90.throughput_total_per_gpu.to_numpy(float))
     for col in THROUGHPUT_COLUMNS:

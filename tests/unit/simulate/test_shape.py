@@ -4,6 +4,7 @@ beside a curve (opx/simulate/held_out.py)."""
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import given, settings, strategies as st
 
@@ -150,6 +151,19 @@ def test_the_p90_curve_stays_under_the_reshaped_p50_curve(catalog):
     for x, y in zip(e90.interactivity_p90, e90.throughput_total_per_gpu):
         cap = A.loglog_at(x50, y50, x)
         assert cap is None or y <= cap * (1 + 1e-9)
+
+
+def test_below_the_p50_curve_s_reach_the_p90_curve_stays_under_its_highest_point():
+    """A P90 point slower than every P50 point still has its P50 on the P50 frontier, further
+    right: its throughput is at most the P50 envelope's highest (anchors that disagree 20x with
+    the physics once scaled a P90 curve there to 55M tok/s/GPU)."""
+    env50 = pd.DataFrame({"interactivity_p50": [70.0, 200.0, 400.0],
+                          "throughput_total_per_gpu": [2.5e6, 2.0e6, 1.0e6]})
+    env90 = pd.DataFrame({"interactivity_p90": [45.0, 60.0, 150.0, 380.0],
+                          "throughput_total_per_gpu": [5.5e7, 5.2e7, 2.1e6, 0.9e6]})
+    out = A._under(env90, env50).sort_values("interactivity_p90")
+    assert out.throughput_total_per_gpu.max() <= 2.5e6
+    assert out.throughput_total_per_gpu.iloc[-1] == 0.9e6          # under the cap: unchanged
 
 
 def test_the_explorer_draws_a_large_held_out_error_beside_the_curve(full_db, tmp_path, catalog):
