@@ -113,6 +113,7 @@ class SimResult:
         for r in rows:
             by_layout.setdefault(r["layout"], []).append(r)
         validation = json.dumps(self.validation, sort_keys=True, default=str)
+        saved_note = self.saved_note()
         spread_json = json.dumps(self.parameters.get("spread", {}), sort_keys=True, default=str)
         runs = []
         for c in self.curves:
@@ -149,7 +150,7 @@ class SimResult:
                 label=f"simulated {c.layout}" + (" (anchored)" if anchored else ""),
                 notes=(("Anchored projection: fitted to runs " + ", ".join(named) + " "
                         "(meta 'anchor': fitted parameters, residuals, band). "
-                        + (self.saved_note() + " " if self.saved_note() else "")
+                        + (saved_note + " " if saved_note else "")
                         if anchored else "")
                        + "opx-sim projection: the model predicts the P50 of each point; "
                        + self.parameters.get("percentiles", "") + " "
@@ -456,13 +457,15 @@ def simulate(hardware: str, model: str, workload: str, gpus: int | None, knobs: 
     is_agg = ~frame["disaggregated"].to_numpy()
     wanted = is_agg | frame["layout"].isin(on_env).to_numpy() | bool(knobs.layout)
     sub = frame[wanted].assign(_pair=pair[wanted]).sort_values(["_pair", "concurrency"])
-    # one column selection for all curves, then a slice per curve: selecting columns once per
-    # curve cost more than the whole model evaluation
-    cols = sub[FRAME_COLUMNS + POINT_EXTRA].reset_index(drop=True)
+    # one column selection for all curves, then a slice per curve (selecting columns once per
+    # curve cost more than the whole model evaluation); none for the envelopes alone, which an
+    # anchored fit evaluates about 60 times
     pairs, li, mtps = sub["_pair"].to_numpy(), sub["_li"].to_numpy(), sub["mtp"].to_numpy()
-    starts = np.flatnonzero(np.r_[True, pairs[1:] != pairs[:-1]]) if len(pairs) else []
+    starts = (np.flatnonzero(np.r_[True, pairs[1:] != pairs[:-1]])
+              if with_curves and len(pairs) else [])
+    cols = sub[FRAME_COLUMNS + POINT_EXTRA].reset_index(drop=True) if len(starts) else None
     curves = []
-    for k, a in enumerate(starts if with_curves else ()):
+    for k, a in enumerate(starts):
         b = starts[k + 1] if k + 1 < len(starts) else len(pairs)
         label = cols["layout"].iat[a]
         i = int(li[a])
