@@ -122,8 +122,8 @@ if fit is not None and fit.anchored:
     st.dataframe(parameter_table(fit), hide_index=True, key="anchor_parameters")
     st.dataframe(residual_table(fit), hide_index=True, key="anchor_residuals")
     st.caption(escape_md(f"Band: {fit.band_method}. " + " ".join(fit.notes)))
-st.subheader("Envelope (best layout at each interactivity)")
-st.dataframe(result.envelope, hide_index=True, key="simulate_envelope")
+st.subheader(f"Envelope at {state.pct.upper()} (best layout at each interactivity)")
+st.dataframe(result.envelope_at(state.pct), hide_index=True, key="simulate_envelope")
 with st.expander("Every parameter used, and the validation"):
     st.json(json.loads(json.dumps({"parameters": result.parameters,
                                    "validation": result.validation or {}},

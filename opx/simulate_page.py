@@ -44,10 +44,9 @@ class SimulateView:
         sub = (simulate_subtitle(self.result, self.fit, self.state.pct)
                + ([link_text] if link_text else []))
         pct = self.state.pct
-        envelope = self.result.envelope if pct == "p50" else self.result.envelope_p90
         points = self.result.points_frame()
         return simulate_chart(points[points[f"interactivity_{pct}"].notna()],
-                              envelope if envelope is not None else self.result.envelope.iloc[:0],
+                              self.result.envelope_at(pct),
                               self.measured.points, self.title(catalog), sub, pct,
                               self.state.target, self.held_out_error())
 
@@ -69,7 +68,7 @@ class SimulateView:
                                "anchors": list(s.anchor),
                                "held_out_error": self.held_out_error()},
                 "knobs": s.model_dump(mode="json"),
-                "envelope": json.loads(self.result.envelope.to_json(orient="records")),
+                "envelope": json.loads(self.result.envelope_at(s.pct).to_json(orient="records")),
                 "parameters": json.loads(json.dumps(self.result.parameters, default=str))}
 
 

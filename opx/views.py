@@ -262,7 +262,7 @@ def simulate_export(link: Link, db: Path, catalog: Catalog, link_text: str):
     from opx.simulate_page import simulate_view
     sim = simulate_view(db, link.sim, catalog)
     payload = {**_header_json(link, link.state, link_text, sim.notes), **sim.as_json()}
-    return payload, sim.result.envelope, lambda: sim.chart(catalog, link_text)
+    return payload, sim.result.envelope_at(link.sim.pct), lambda: sim.chart(catalog, link_text)
 
 
 PAGE_EXPORTS = {"latency": latency_export, "simulate": simulate_export}

@@ -193,8 +193,8 @@ def _mark_unfitted(anchors: list[Anchor]) -> list[Anchor]:
 # -- predictions on an envelope -----------------------------------------------------------------------
 
 def _env_xy(result, pct: str) -> tuple[np.ndarray, np.ndarray]:
-    env = result.envelope if pct == "p50" else result.envelope_p90
-    if env is None or env.empty:
+    env = result.envelope_at(pct)
+    if env.empty:
         return np.array([]), np.array([])
     x = env[f"interactivity_{pct}"].to_numpy(float)
     y = env.throughput_total_per_gpu.to_numpy(float)

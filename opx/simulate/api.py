@@ -92,6 +92,12 @@ class SimResult:
             return pd.DataFrame(columns=FRAME_COLUMNS + POINT_EXTRA)
         return pd.concat(frames, ignore_index=True)[FRAME_COLUMNS + POINT_EXTRA]
 
+    def envelope_at(self, pct: str) -> pd.DataFrame:
+        """The envelope at statistic `pct` (P90's is empty when the spread model gives none)."""
+        if pct == "p50":
+            return self.envelope
+        return self.envelope_p90 if self.envelope_p90 is not None else self.envelope.iloc[:0]
+
     def saved_note(self) -> str:
         """What saving this result stores, when that differs from the drawn envelope."""
         from opx.simulate.anchor import saved_note

@@ -144,3 +144,20 @@ def test_anchors_that_cannot_anchor_are_named(full_app_db):
     assert any("anchor=0123456789abcdef" in w.value.replace("\\", "") and "left out" in w.value
                for w in at.warning)
     assert at.multiselect(key="sim_anchor").value == []
+
+
+def test_the_envelope_table_is_the_statistic_s_envelope(db):
+    """At P90 the table lists the P90 envelope the chart draws, not the P50 one."""
+    tables = {}
+    for pct in ("p50", "p90"):
+        at = open_simulate(hw="gb300-nvl72", model="deepseek-v4.1-flash", workload="agentx",
+                           mtp="1", pct=pct)
+        assert not at.exception
+        title = next(s.value for s in at.subheader if s.value.startswith("Envelope"))
+        assert title.startswith(f"Envelope at {pct.upper()}")
+        env = next(d.value for d in at.dataframe if "interactivity_p90" in d.value)
+        x, y = env[f"interactivity_{pct}"].to_numpy(), env.throughput_total_per_gpu.to_numpy()
+        # a frontier at this statistic: no row is beaten on both axes by another
+        assert not any(((x > xi) & (y >= yi)).any() for xi, yi in zip(x, y))
+        tables[pct] = set(zip(env.layout, env.concurrency))
+    assert tables["p50"] != tables["p90"]
