@@ -5,7 +5,7 @@ import streamlit as st
 from models.vocab import pct_label
 from models.view import format_number, widget_range
 from opx import latency
-from opx.charts import latency_chart
+from opx.charts import latency_page_specs
 from ui import data, share, urlstate, widgets
 from ui.text import escape_md
 
@@ -48,8 +48,13 @@ if not view.runs.empty:
             "Shown: per hardware, the run(s) behind its figure at "
             f"{format_number(state.target)} tok/s/user ({pct_label(state.pct)}), the figure every "
             "page shows (see Why shown)."))
-    st.altair_chart(latency_chart(view.points, state.pct, state.conc, catalog),
-                    key="latency_chart", theme=None)
+    # each panel at the browser's width (the export stacks them: `charts.latency_chart`)
+    chart, specs = latency_page_specs(view.points, state.pct, state.conc, catalog)
+    st.markdown(f"**{escape_md(chart.title)}**")
+    for line in chart.missing or ([] if specs else ["No run shown reports latencies."]):
+        st.caption(escape_md(line))
+    for i, spec in enumerate(specs):
+        st.vega_lite_chart(spec, key=f"latency_chart_{i}", theme=None)
     for note in latency.missing_by_run(view.points, state.pct):    # (empty panels: in the chart)
         st.caption(escape_md(note))
     st.dataframe(latency.runs_table(view), hide_index=True, key="latency_runs_table")

@@ -7,6 +7,7 @@ import functools
 import json
 import math
 import re
+from dataclasses import dataclass
 
 import altair as alt
 import numpy as np
@@ -879,43 +880,67 @@ def compare_chart(view: ExplorerView, catalog: Catalog, curve: pd.DataFrame, a_n
         color="independent", shape="independent", strokeDash="independent", size="independent"))
 
 
-def latency_chart(points: pd.DataFrame, pct: str, conc: float | None,
-                  catalog: Catalog) -> alt.VConcatChart:
+@dataclass
+class LatencyPanels:
+    """The Latency chart in parts: its title, the lines under it (panels no run can fill) and one
+    layered chart per latency. The export stacks them (`latency_chart`); the page draws each at
+    the browser's width (`latency_page_specs`), as Vega-Lite fits no concatenated chart."""
+    title: str
+    missing: list[str]
+    panels: list
+
+
+def latency_panels(points: pd.DataFrame, pct: str, conc: float | None, catalog: Catalog,
+                   legends: str = "all") -> LatencyPanels:
     """TTFT, TPOT and end-to-end latency against concurrency (log axes), one line per run drawn.
 
     `points` are `opx.latency.LatencyView.points` (a few runs, `run_name` unique per run). Each
     run takes its hardware's colour; runs of one hardware differ by dash. A panel no run can fill
-    is left out and the title says why, so an exported chart explains itself."""
+    is left out and `missing` says why. Every panel has the same concurrency domain, so panels
+    drawn apart line up; `legends="last"` puts the legends under the last panel only."""
     from opx.latency import PANELS, missing_panels
     runs = (points.drop_duplicates("run_id")[["run_id", "run_name", "hardware"]]
             if not points.empty else pd.DataFrame(columns=["run_id", "run_name", "hardware"]))
     dashes = [[1, 0], [6, 3], [2, 2], [10, 3, 2, 3], [1, 3], [12, 4]]
     nth = runs.groupby("hardware", sort=False).cumcount() if not runs.empty else []
     names = list(runs.run_name)
-    color = alt.Color("run_name:N", title="Run", sort=names,
-                      scale=alt.Scale(domain=names or ["–"],
-                                      range=[hardware_color(catalog, h) for h in runs.hardware]
-                                      or ["#888"]),
-                      legend=alt.Legend(orient="bottom", direction="vertical", columns=1,
-                                        labelLimit=520, symbolType="stroke", symbolSize=400,
-                                        symbolStrokeWidth=2.5))
-    dash = alt.StrokeDash("run_name:N", title="Run", sort=names,
+    used = set(points.provenance.dropna()) if "provenance" in points else None
+
+    def encodings(legend: bool):
+        color = alt.Color("run_name:N", title="Run", sort=names,
                           scale=alt.Scale(domain=names or ["–"],
-                                          range=[dashes[i % len(dashes)] for i in nth] or [[1, 0]]))
-    shape = provenance_shape(set(points.provenance.dropna()) if "provenance" in points else None,
-                             orient="bottom", direction="horizontal")
+                                          range=[hardware_color(catalog, h) for h in runs.hardware]
+                                          or ["#888"]),
+                          legend=alt.Legend(orient="bottom", direction="vertical", columns=1,
+                                            labelLimit=520, symbolType="stroke", symbolSize=400,
+                                            symbolStrokeWidth=2.5) if legend else None)
+        dash = alt.StrokeDash("run_name:N", title="Run", sort=names,
+                              scale=alt.Scale(domain=names or ["–"],
+                                              range=[dashes[i % len(dashes)] for i in nth]
+                                              or [[1, 0]]),
+                              legend=alt.Undefined if legend else None)
+        shape = (provenance_shape(used, orient="bottom", direction="horizontal") if legend
+                 else provenance_shape(used).legend(None))
+        return color, dash, shape
+
     p = pct_label(pct)
+    concs = [c for c in ([*points.concurrency] if "concurrency" in points else []) + [conc or 0]
+             if c and c > 0]
     x = alt.X("concurrency:Q", title="Concurrency (requests in flight, log scale)",
-              scale=alt.Scale(type="log"), axis=alt.Axis(format="~s"))
+              scale=alt.Scale(type="log", domain=[min(concs), max(concs)] if concs
+                              else alt.Undefined),
+              axis=alt.Axis(format="~s", labelOverlap="greedy", labelSeparation=6))
+    filled = [(panel, data) for panel in PANELS if not (data := (
+        points[points[panel[0]].notna() & points[panel[0]].gt(0)] if not points.empty
+        else points)).empty]
     charts = []
-    for column, short, long, unit, factor in PANELS:
-        data = points[points[column].notna() & points[column].gt(0)] if not points.empty else points
-        if data.empty:
-            continue
+    for i, ((column, short, long, unit, factor), data) in enumerate(filled):
+        color, dash, shape = encodings(legends == "all" or i == len(filled) - 1)
         data = data.assign(value=data[column] * factor)
         y_title = f"{short} {p} ({unit})"
         y = alt.Y("value:Q", title=y_title, scale=alt.Scale(type="log"),
-                  axis=alt.Axis(format="~g", titlePadding=8))
+                  # one axis width for all: panels drawn apart keep their x axes aligned
+                  axis=alt.Axis(format="~g", titlePadding=8, minExtent=40))
         tooltip = [alt.Tooltip("run_name:N", title="Run"),
                    alt.Tooltip("hardware_name:N", title="Hardware"),
                    alt.Tooltip("concurrency:Q", title="Concurrency", format=",.0f"),
@@ -940,16 +965,31 @@ def latency_chart(points: pd.DataFrame, pct: str, conc: float | None,
             width=WIDTH, height=240,
             title=alt.TitleParams(text=f"{long} ({short} {p}, {unit})", anchor="start",
                                   font=FONT, fontSize=13)))
-    missing = missing_panels(points, pct)
-    title = alt.TitleParams(text=f"Latency against concurrency ({p})", anchor="start", font=FONT,
-                            fontSize=15, subtitle=missing or alt.Undefined, subtitleFont=FONT,
-                            offset=14)
-    if not charts:
+    return LatencyPanels(f"Latency against concurrency ({p})", missing_panels(points, pct), charts)
+
+
+def latency_chart(points: pd.DataFrame, pct: str, conc: float | None,
+                  catalog: Catalog) -> alt.VConcatChart:
+    """The Latency chart as one figure (exports): the panels stacked, one legend under them, and
+    the title saying which panels are left out, so an exported chart explains itself."""
+    parts = latency_panels(points, pct, conc, catalog)
+    title = alt.TitleParams(text=parts.title, anchor="start", font=FONT, fontSize=15,
+                            subtitle=parts.missing or alt.Undefined, subtitleFont=FONT, offset=14)
+    if not parts.panels:
         return _styled(alt.vconcat(alt.Chart(pd.DataFrame({"text": ["No run shown reports latencies."]}))
                                    .mark_text(font=FONT).encode(text="text:N")
                                    .properties(width=WIDTH, height=60)).properties(title=title))
-    return _styled(alt.vconcat(*charts, spacing=28).properties(title=title).resolve_scale(
+    return _styled(alt.vconcat(*parts.panels, spacing=28).properties(title=title).resolve_scale(
         x="shared", color="shared", strokeDash="shared", shape="shared"))
+
+
+def latency_page_specs(points: pd.DataFrame, pct: str, conc: float | None,
+                       catalog: Catalog) -> tuple[LatencyPanels, list[dict]]:
+    """The Latency chart as the page draws it: each panel its own chart at the browser's width
+    (`on_page`), the legends under the last one only; the title and the missing lines are the
+    export's, for the page to write above them."""
+    parts = latency_panels(points, pct, conc, catalog, legends="last")
+    return parts, [on_page(_styled(p)) for p in parts.panels]
 
 
 def planner_chart(rows: pd.DataFrame, title: str, subtitle: list[str],

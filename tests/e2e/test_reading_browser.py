@@ -8,7 +8,7 @@ from tests.e2e.conftest import wait_for_app
 
 pytestmark = pytest.mark.e2e
 
-PAGES = ["/", "/compare", "/planner", "/simulate"]
+PAGES = ["/", "/compare", "/planner", "/latency", "/simulate"]
 
 # in the page: the widest element past the viewport, and the buttons whose label is cut
 MEASURE = """() => {

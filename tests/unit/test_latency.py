@@ -165,6 +165,34 @@ def test_the_chart_leaves_out_empty_panels_and_says_why(db, catalog):
     assert color["range"] == [hardware_color(catalog, "b200"), hardware_color(catalog, "h200")]
 
 
+def test_the_page_draws_the_export_s_panels_apart_aligned_with_one_legend(db, catalog):
+    """The page draws each panel as its own chart at the browser's width (a stacked chart has a
+    fixed width and was cut at 400 px): the same panels as the export, on one concurrency
+    domain and one axis width so they line up, the legends under the last one only."""
+    import vl_convert as vlc
+
+    from opx.charts import latency_page_specs
+    view = latency(db, state(target=160, conc=16), catalog)
+    parts, specs = latency_page_specs(view.points, "p50", 16, catalog)
+    export = latency_chart(view.points, "p50", 16, catalog).to_dict()
+    assert parts.title == export["title"]["text"] and parts.missing == export["title"]["subtitle"]
+    assert [s["title"]["text"] for s in specs] == [p["title"]["text"] for p in export["vconcat"]]
+    assert all(s["autosize"]["type"] == "fit-x" for s in specs)      # the page's width
+    domains = {json.dumps(layer["encoding"]["x"]["scale"]["domain"])
+               for s in [*specs, *export["vconcat"]] for layer in s["layer"][:2]}
+    assert domains == {json.dumps([view.points.concurrency.min(), view.points.concurrency.max()])}
+    assert {layer["encoding"]["y"]["axis"]["minExtent"] for s in specs for layer in s["layer"][:2]} \
+        == {40}
+
+    def legends(spec):
+        enc = [layer["encoding"] for layer in spec["layer"][:2]]
+        return [e[k].get("legend", {}) is not None for e in enc for k in ("color", "shape")
+                if k in e]
+    assert [any(legends(s)) for s in specs] == [False] * (len(specs) - 1) + [True]
+    for s in specs:
+        assert vlc.vegalite_to_svg(s).lstrip().startswith("<svg")
+
+
 def test_many_runs_draw_at_most_a_dozen(db, tmp_path, catalog):
     rows = "".join(f"b200,deepseek-r1,1k1k,vllm,fp8,8,{tp},measured,2026-01-{day:02d},{c},"
                    f"{400 / c},{c * 90},{0.1 * c},\n"
