@@ -51,7 +51,7 @@ if not view.runs.empty:
     # each panel at the browser's width (the export stacks them: `charts.latency_chart`)
     chart, specs = latency_page_specs(view.points, state.pct, state.conc, catalog)
     st.markdown(f"**{escape_md(chart.title)}**")
-    for line in chart.missing or ([] if specs else ["No run shown reports latencies."]):
+    for line in chart.missing or ([] if specs else [chart.EMPTY]):
         st.caption(escape_md(line))
     for i, spec in enumerate(specs):
         st.vega_lite_chart(spec, key=f"latency_chart_{i}", theme=None)

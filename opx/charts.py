@@ -889,6 +889,8 @@ class LatencyPanels:
     missing: list[str]
     panels: list
 
+    EMPTY = "No run shown reports latencies."
+
 
 def latency_panels(points: pd.DataFrame, pct: str, conc: float | None, catalog: Catalog,
                    legends: str = "all") -> LatencyPanels:
@@ -976,7 +978,7 @@ def latency_chart(points: pd.DataFrame, pct: str, conc: float | None,
     title = alt.TitleParams(text=parts.title, anchor="start", font=FONT, fontSize=15,
                             subtitle=parts.missing or alt.Undefined, subtitleFont=FONT, offset=14)
     if not parts.panels:
-        return _styled(alt.vconcat(alt.Chart(pd.DataFrame({"text": ["No run shown reports latencies."]}))
+        return _styled(alt.vconcat(alt.Chart(pd.DataFrame({"text": [LatencyPanels.EMPTY]}))
                                    .mark_text(font=FONT).encode(text="text:N")
                                    .properties(width=WIDTH, height=60)).properties(title=title))
     return _styled(alt.vconcat(*parts.panels, spacing=28).properties(title=title).resolve_scale(
