@@ -5,7 +5,6 @@ import streamlit as st
 from models import Y_METRICS, pct_label
 from models.view import format_number
 from opx import compare, metrics
-from opx.charts import multiple_chart, on_page
 from opx.errors import OpxError
 from opx.resolve import RULE
 from opx.views import compare_state
@@ -39,7 +38,7 @@ state = urlstate.write_url(state)
 
 try:
     view = data.explorer_view(compare_state(state))
-    side_a, side_b, comparing_runs = compare.sides_for(data.database(), view, catalog)
+    side_a, side_b, comparing_runs, curve = data.compare_sides(state)
 except OpxError as exc:
     st.error(escape_md(f"error: {exc}"))
     st.stop()
@@ -47,7 +46,6 @@ if state.ra and state.rb and not comparing_runs:
     st.warning("A run in the link no longer exists; comparing the hardware instead.")
 
 target_text = f"{format_number(state.target)} tok/s/user ({pct_label(state.pct)})"
-curve = compare.multiple_curve(side_a, side_b, metric)
 at_target, at_peak = compare.headline_multiples(view, side_a, side_b, comparing_runs)
 st.subheader(escape_md(f"{side_a.name} vs {side_b.name}" if comparing_runs else
                        f"{catalog.hardware_name(state.a)} vs {catalog.hardware_name(state.b)}"))
@@ -77,8 +75,7 @@ elif not (state.ra and state.rb):
     st.vega_lite_chart(data.explorer_spec(compare_state(state),
                                           share.share_link("/compare", state)),
                        key="compare_chart", theme=None)
-st.vega_lite_chart(on_page(multiple_chart(curve, side_a.name, side_b.name, state.target, metric,
-                                          state.pct)), key="compare_multiple", theme=None)
+st.vega_lite_chart(data.compare_multiple_spec(state), key="compare_multiple", theme=None)
 curve_note = compare.curve_note(side_a, side_b, at_target)
 if curve_note:
     st.caption(escape_md(curve_note))

@@ -11,7 +11,7 @@ from models import Catalog, ViewState
 from opx import metrics, queries, store
 from opx.economics import Economics, economics_for
 from opx.explorer import ExplorerView
-from opx.frontier import SNAP, Figure, Multiple, pareto_mask, value_at
+from opx.frontier import SNAP, Figure, Multiple, ValueAt, pareto_mask, values_at
 
 GRID_POINTS = 160
 
@@ -26,7 +26,13 @@ class Side:
     econ: Economics | None
 
     def value(self, x: float, metric: metrics.Metric) -> tuple[str, float | None]:
-        v = value_at(self.xs, self.tputs, x)
+        return self.values([x], metric)[0]
+
+    def values(self, xs, metric: metrics.Metric) -> list[tuple[str, float | None]]:
+        """(status, value in the metric) at each of `xs`: `value` at many interactivities."""
+        return [self._in_metric(v, metric) for v in values_at(self.xs, self.tputs, xs)]
+
+    def _in_metric(self, v: ValueAt, metric: metrics.Metric) -> tuple[str, float | None]:
         if v.status != "ok":
             return v.status, None
         out = self.metric_value(v.value, metric)
@@ -149,9 +155,7 @@ def multiple_curve(a: Side, b: Side, metric: metrics.Metric, n: int = GRID_POINT
         return pd.DataFrame(columns=["x", "a", "b", "multiple", "status"])
     grid = np.unique(np.concatenate([np.geomspace(xs.min(), xs.max(), n), xs]))
     rows = []
-    for x in grid:
-        sa, va = a.value(x, metric)
-        sb, vb = b.value(x, metric)
+    for x, (sa, va), (sb, vb) in zip(grid, a.values(grid, metric), b.values(grid, metric)):
         if sa == "ok" and sb == "ok" and vb:
             status, mult = "both", va / vb
         elif sa == "ok" and sb == "not_reachable":

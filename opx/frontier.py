@@ -84,25 +84,40 @@ class ValueAt:
 
 def value_at(xs: np.ndarray | list[float], ys: np.ndarray | list[float], target: float) -> ValueAt:
     """Throughput of a frontier at `target` interactivity. `xs`, `ys` are frontier points."""
+    return values_at(xs, ys, [target])[0]
+
+
+def values_at(xs: np.ndarray | list[float], ys: np.ndarray | list[float],
+              targets) -> list[ValueAt]:
+    """`value_at` of one frontier at each of `targets`, with one sort and one interpolant (a
+    curve across interactivity asks hundreds of targets; `value_at` is this with one)."""
     x = np.asarray(xs, dtype=float)
     y = np.asarray(ys, dtype=float)
+    ts = np.asarray(targets, dtype=float).reshape(-1)
     if x.size == 0:
-        return ValueAt("no_data")
+        return [ValueAt("no_data") for _ in ts]
     order = np.argsort(x)
     x, y = x[order], y[order]
     lo, hi = x[0], x[-1]
-    if target > hi * (1 + SNAP):
-        return ValueAt("not_reachable")
-    if target < lo * (1 - SNAP):
-        return ValueAt("below_range")
-    near = np.flatnonzero(np.isclose(x, target, rtol=SNAP, atol=0))
-    if near.size:
-        i = int(near[0])
-        return ValueAt("ok", float(y[i]), exact=True, neighbours=(int(order[i]),))
-    right = int(np.searchsorted(x, target))
-    left = right - 1
-    value = float(PchipInterpolator(x, y)(target))
-    return ValueAt("ok", value, exact=False, neighbours=(int(order[left]), int(order[right])))
+    near = np.isclose(x[None, :], ts[:, None], rtol=SNAP, atol=0)
+    inside = (ts <= hi * (1 + SNAP)) & (ts >= lo * (1 - SNAP))
+    between = inside & ~near.any(axis=1)
+    curve = PchipInterpolator(x, y)(ts[between]) if between.any() else []
+    right = np.searchsorted(x, ts)
+    out, k = [], 0
+    for j, t in enumerate(ts):
+        if t > hi * (1 + SNAP):
+            out.append(ValueAt("not_reachable"))
+        elif t < lo * (1 - SNAP):
+            out.append(ValueAt("below_range"))
+        elif not between[j]:
+            i = int(np.argmax(near[j]))
+            out.append(ValueAt("ok", float(y[i]), exact=True, neighbours=(int(order[i]),)))
+        else:
+            out.append(ValueAt("ok", float(curve[k]), exact=False,
+                               neighbours=(int(order[right[j] - 1]), int(order[right[j]]))))
+            k += 1
+    return out
 
 
 Kind = Literal["data", "simulated"]

@@ -78,6 +78,37 @@ def explorer_spec(state: ViewState, link: str) -> dict:
     return _explorer_spec(str(database()), stamp(), state.model_dump_json(), link)
 
 
+@st.cache_data(ttl=300, max_entries=256, show_spinner=False)
+def _compare_sides(db: str, stamp: tuple[int, int], state_json: str):
+    from opx import compare, metrics
+    from opx.views import compare_state
+    state = ViewState.model_validate_json(state_json)
+    view = _explorer_view(db, stamp, compare_state(state).model_dump_json())
+    a, b, runs = compare.sides_for(location(db), view, catalog())
+    return a, b, runs, compare.multiple_curve(a, b, metrics.y_metric(state.y))
+
+
+def compare_sides(state: ViewState):
+    """Compare's two sides, whether they are runs, and the multiple across interactivity
+    (`opx.compare.sides_for`, `multiple_curve`), cached on the state and the data stamp."""
+    return _compare_sides(str(database()), stamp(), state.model_dump_json())
+
+
+@st.cache_data(ttl=300, max_entries=256, show_spinner=False)
+def _compare_multiple_spec(db: str, stamp: tuple[int, int], state_json: str) -> dict:
+    from opx import charts, metrics
+    state = ViewState.model_validate_json(state_json)
+    a, b, _, curve = _compare_sides(db, stamp, state_json)
+    return charts.on_page(charts.multiple_chart(curve, a.name, b.name, state.target,
+                                                metrics.y_metric(state.y), state.pct))
+
+
+def compare_multiple_spec(state: ViewState) -> dict:
+    """Compare's chart of the multiple across interactivity as the page draws it, cached like
+    the Explorer's chart (a page switch back to Compare builds nothing)."""
+    return _compare_multiple_spec(str(database()), stamp(), state.model_dump_json())
+
+
 @st.cache_data(ttl=300, max_entries=64, show_spinner=False)
 def _stored_values(db: str, stamp: tuple[int, int]) -> dict[str, list[str]]:
     with store.reading(location(db)) as con:
