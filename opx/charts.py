@@ -127,9 +127,15 @@ def _stagger_on(values, scale: alt.Scale, top: float) -> list[float]:
 
 def _styled(chart):
     """Fonts of every chart, set once at the top of what is rendered; each layer's data cut to
-    the columns it draws."""
-    return _lean(chart).configure_axis(labelFont=FONT, titleFont=FONT).configure_legend(
-        labelFont=FONT, titleFont=FONT)
+    the columns it draws. (The config is set on a shallow copy: Altair's `configure_*` copies
+    the chart's whole tree each, about 6 ms a call on the Explorer's chart.)"""
+    chart = _lean(chart).copy(deep=False)
+    if chart.config is not alt.Undefined:
+        return chart.configure_axis(labelFont=FONT, titleFont=FONT).configure_legend(
+            labelFont=FONT, titleFont=FONT)
+    chart.config = alt.Config(axis=alt.AxisConfig(labelFont=FONT, titleFont=FONT),
+                              legend=alt.LegendConfig(labelFont=FONT, titleFont=FONT))
+    return chart
 
 
 def _lean(chart, fields: set | None = None):
@@ -235,8 +241,8 @@ def explorer_x_domain(view: ExplorerView) -> tuple[float, float]:
 def _explorer_layers(view: ExplorerView, catalog: Catalog, link: str = "",
                      as_of: dt.date | None = None) -> alt.LayerChart:
     base, target = _explorer_parts(view, catalog, explorer_x_domain(view))
-    return alt.layer(*base, *target).properties(width=WIDTH, height=HEIGHT,
-                                                title=_explorer_title(view, catalog, link, as_of))
+    return alt.layer(*base, *target, width=WIDTH, height=HEIGHT,
+                     title=_explorer_title(view, catalog, link, as_of))
 
 
 def explorer_base_spec(view: ExplorerView, catalog: Catalog,
@@ -246,8 +252,7 @@ def explorer_base_spec(view: ExplorerView, catalog: Catalog,
     target: these layers read its data only, and `x_domain` (`explorer_x_domain` of the view
     drawn)."""
     base, _ = _explorer_parts(view, catalog, x_domain, parts=("base",))
-    return _styled(alt.layer(*base).properties(width=WIDTH, height=HEIGHT)).to_dict(
-        validate=False)
+    return _styled(alt.layer(*base, width=WIDTH, height=HEIGHT)).to_dict(validate=False)
 
 
 def with_target(base_spec: dict, view: ExplorerView, catalog: Catalog, link: str = "",
@@ -257,8 +262,9 @@ def with_target(base_spec: dict, view: ExplorerView, catalog: Catalog, link: str
     the target, the title), so a target change builds only the latter; `still`: as
     `still_spec` keeps it for the page."""
     _, target = _explorer_parts(view, catalog, explorer_x_domain(view), parts=("target",))
-    top = _styled(alt.layer(*target).properties(
-        width=WIDTH, height=HEIGHT, title=_explorer_title(view, catalog, link, as_of))).to_dict(
+    # (properties as the layer's own arguments: `.properties` validates each against the schema)
+    top = _styled(alt.layer(*target, width=WIDTH, height=HEIGHT,
+                            title=_explorer_title(view, catalog, link, as_of))).to_dict(
         validate=False)
     top["layer"] = _own_data(top)
     merged = {k: v for k, v in base_spec.items() if k != "data"}
@@ -392,7 +398,7 @@ def _explorer_parts(view: ExplorerView, catalog: Catalog, x_domain: tuple[float,
     if state.runs and not pts.empty:
         runs = pts[pts.kind != "other"]       # each run's frontier (envelope points included)
         layers.append(alt.Chart(runs).mark_line(strokeWidth=1, opacity=0.45).encode(
-            x=x_enc, y=y_enc, color=color, detail="run_id:N", order="x:Q"))
+            x=x_enc, y=y_enc, color=color, detail=alt.Detail("run_id:N"), order=alt.Order("x:Q")))
     if state.points and not pts.empty:
         others = pts[pts.kind == "other"]
         layers.append(alt.Chart(others).mark_point(size=28, opacity=0.45, filled=True).encode(
@@ -412,7 +418,8 @@ def _explorer_parts(view: ExplorerView, catalog: Catalog, x_domain: tuple[float,
                               legend=alt.Legend(**LEGEND, symbolStrokeWidth=2.5,
                                                 symbolType="stroke"))
         layers.append(alt.Chart(env).mark_line(strokeWidth=2.5, interpolate="monotone").encode(
-            x=x_enc, y=y_enc, color=color, strokeDash=dash, detail="series:N", order="x:Q"))
+            x=x_enc, y=y_enc, color=color, strokeDash=dash, detail=alt.Detail("series:N"),
+            order=alt.Order("x:Q")))
         # every point a curve passes through is marked (a data point large, a simulated one
         # small), so a stretch between markers reads as interpolated; the size is a value, not
         # a field the dash legend would merge with
@@ -423,10 +430,10 @@ def _explorer_parts(view: ExplorerView, catalog: Catalog, x_domain: tuple[float,
         if "band_lo" in env and env.band_lo.notna().any():
             band = env[env.band_lo.notna() & env.band_hi.notna()]
             layers.append(alt.Chart(band).mark_area(opacity=0.14, clip=True).encode(
-                x=x_enc, y=alt.Y("band_lo:Q", scale=y_scale), y2="band_hi:Q",
+                x=x_enc, y=alt.Y("band_lo:Q", scale=y_scale), y2=alt.Y2("band_hi:Q"),
                 color=alt.Color("hardware_name:N", scale=hardware_scale(catalog, state.hw),
                                 legend=None),
-                detail="hardware_name:N"))
+                detail=alt.Detail("hardware_name:N")))
 
     gaps = pd.concat([_departures(env, view.references, across),
                       _error_labels(env, state.model, across)], ignore_index=True) \
@@ -445,7 +452,8 @@ def _explorer_parts(view: ExplorerView, catalog: Catalog, x_domain: tuple[float,
                 baseline="bottom", dy=-2, fontSize=11, font=FONT,
                 fontStyle="italic", limit=alt.ExprRef(expr="width * 0.75"),
                 **(HALO if halo else {})).encode(
-                x=x_enc, y=label_y, text="gap_label:N", **({} if halo else {"color": color})))
+                x=x_enc, y=label_y, text=alt.Text("gap_label:N"),
+                **({} if halo else {"color": color})))
 
     if not refs.empty:
         refs = refs.assign(
@@ -461,7 +469,8 @@ def _explorer_parts(view: ExplorerView, catalog: Catalog, x_domain: tuple[float,
                 align="left", baseline="bottom", dx=4, dy=-2, fontSize=11, font=FONT,
                 limit=alt.ExprRef(expr="width - 12"),     # cut with … inside a narrow plot
                 **(HALO if halo else {})).encode(
-                x=alt.value(4), y=label_y, text="ref_label:N", **({} if halo else {"color": color})))
+                x=alt.XValue(4), y=label_y, text=alt.Text("ref_label:N"),
+                **({} if halo else {"color": color})))
 
     if state.conc and not view.operating.empty and "base" in parts:
         op = _with_text(view.operating, y_metric).assign(
@@ -471,7 +480,7 @@ def _explorer_parts(view: ExplorerView, catalog: Catalog, x_domain: tuple[float,
             x=x_enc, y=y_enc, tooltip=tooltip))
         layers.append(alt.Chart(op).mark_text(align="left", dx=12, dy=10, fontSize=11,
                                               font=FONT, color="#111").encode(
-            x=x_enc, y=y_enc, text="op_label:N"))
+            x=x_enc, y=y_enc, text=alt.Text("op_label:N")))
 
     base_layers, layers = layers, []
     if "target" not in parts:
@@ -486,7 +495,8 @@ def _explorer_parts(view: ExplorerView, catalog: Catalog, x_domain: tuple[float,
         x=x_enc))
     layers.append(alt.Chart(target_df).mark_text(
         align=alt.ExprRef(expr="datum.align"), dx=alt.ExprRef(expr="datum.dx"), dy=8,
-        color="#333", fontSize=11, font=FONT).encode(x=x_enc, y=alt.value(0), text="label:N"))
+        color="#333", fontSize=11, font=FONT).encode(x=x_enc, y=alt.YValue(0),
+                                                    text=alt.Text("label:N")))
 
     # each hardware's figure at the target (opx.resolve): an at-least figure is labelled "≥" and
     # its tooltip names the faster point it comes from
@@ -514,7 +524,7 @@ def _explorer_parts(view: ExplorerView, catalog: Catalog, x_domain: tuple[float,
             layers.append(alt.Chart(hit_df).mark_text(
                 align="right", dx=-10, dy=-8, fontSize=12, fontWeight="bold", font=FONT,
                 **(HALO if halo else {})).encode(
-                x=x_enc, y=label_y, text="value:N", **({} if halo else {"color": color})))
+                x=x_enc, y=label_y, text=alt.Text("value:N"), **({} if halo else {"color": color})))
 
     return base_layers, layers
 
@@ -697,17 +707,17 @@ def simulate_chart(points: pd.DataFrame, envelope: pd.DataFrame, measured: pd.Da
     layers = []
     if not points.empty:
         layers.append(alt.Chart(points).mark_line(strokeWidth=1, opacity=0.25, color="#888").encode(
-            x=x_enc, y=y_enc, detail="layout:N", order=f"{x_col}:Q"))
+            x=x_enc, y=y_enc, detail=alt.Detail("layout:N"), order=alt.Order(f"{x_col}:Q")))
         layers.append(alt.Chart(points).mark_point(size=30, opacity=0.35, color="#888",
                                                    shape="triangle-down", filled=True).encode(
             x=x_enc, y=y_enc, tooltip=tip).add_params(pick))
     if not envelope.empty and "band_lo" in envelope:     # an anchored projection's band
         layers.append(alt.Chart(envelope).mark_area(opacity=0.15, color="#d62728").encode(
-            x=x_enc, y=alt.Y("band_lo:Q", title=y_title), y2="band_hi:Q"))
+            x=x_enc, y=alt.Y("band_lo:Q", title=y_title), y2=alt.Y2("band_hi:Q")))
     if not envelope.empty:
         layers.append(alt.Chart(envelope).mark_line(strokeWidth=2.5, strokeDash=[6, 3],
                                                     color="#d62728").encode(
-            x=x_enc, y=y_enc, order=f"{x_col}:Q"))
+            x=x_enc, y=y_enc, order=alt.Order(f"{x_col}:Q")))
         layers.append(alt.Chart(envelope).mark_point(size=60, filled=True, color="#d62728",
                                                      shape="triangle-down").encode(
             x=x_enc, y=y_enc, tooltip=tip))
@@ -718,7 +728,7 @@ def simulate_chart(points: pd.DataFrame, envelope: pd.DataFrame, measured: pd.Da
                     align="right", dx=-8, baseline="bottom", dy=-4, fontSize=11, font=FONT,
                     fontStyle="italic", limit=alt.ExprRef(expr="width * 0.75"),
                     **(HALO if halo else {"color": "#d62728"})).encode(
-                    x=x_enc, y=y_enc, text="error_label:N"))
+                    x=x_enc, y=y_enc, text=alt.Text("error_label:N")))
     if not measured.empty:
         m = measured.rename(columns={"x": x_col, "y": "throughput_total_per_gpu"})
         shape = provenance_shape(set(measured.provenance.dropna()) if "provenance" in measured
@@ -735,7 +745,7 @@ def simulate_chart(points: pd.DataFrame, envelope: pd.DataFrame, measured: pd.Da
         layers.append(alt.Chart(rule).mark_rule(color="#555", strokeDash=[2, 2]).encode(x=x_enc))
         layers.append(alt.Chart(rule).mark_text(align="left", dx=4, dy=8, color="#333",
                                                 fontSize=11, font=FONT).encode(
-            x=x_enc, y=alt.value(0), text="label:N"))
+            x=x_enc, y=alt.YValue(0), text=alt.Text("label:N")))
     if not layers:
         layers.append(alt.Chart(pd.DataFrame({x_col: [], "throughput_total_per_gpu": []}))
                       .mark_point().encode(x=x_enc, y=y_enc))
@@ -812,35 +822,35 @@ def _multiple_layers(curve: pd.DataFrame, a_name: str, b_name: str, target: floa
         if len(both) <= 5:        # a few points: say each multiple on the chart
             layers.append(alt.Chart(both).mark_text(align="left", dx=8, dy=-8, fontSize=12,
                                                     fontWeight="bold", font=FONT).encode(
-                x=x_enc, y=y_enc, text="multiple_text:N"))
+                x=x_enc, y=y_enc, text=alt.Text("multiple_text:N")))
     bands = _bands(curve, lo, hi) if not curve.empty else pd.DataFrame()
     for reach, color, text_color in ((True, "#d62728", "#a00"), (False, "#888", "#555")):
         band_df = bands[bands.reach == reach] if not bands.empty else bands
         if band_df.empty:
             continue
         layers.append(alt.Chart(band_df).mark_rect(opacity=0.12, color=color).encode(
-            x=x_enc, x2="x2:Q", tooltip=[alt.Tooltip("label:N", title="No multiple")]))
+            x=x_enc, x2=alt.X2("x2:Q"), tooltip=[alt.Tooltip("label:N", title="No multiple")]))
         # A band reaching the right edge is labelled from its right end, so the text stays inside.
         for at_end, group in band_df.groupby(band_df.x2 >= hi):
             layers.append(alt.Chart(group).mark_text(
                 align="right" if at_end else "left", baseline="top", dx=-3 if at_end else 3,
                 dy=4 if reach else 20, color=text_color, fontSize=11, font=FONT).encode(
                 x=alt.X("x2:Q" if at_end else "x:Q", scale=x_scale, title=x_title),
-                y=alt.value(0), text="label:N"))
+                y=alt.YValue(0), text=alt.Text("label:N")))
     target_df = pd.DataFrame({"x": [target], "label": [f"target {format_number(target)}"]})
     right = math.log(target / lo) / math.log(hi / lo) > 0.7
     layers.append(alt.Chart(target_df).mark_rule(color="#555", strokeDash=[2, 2]).encode(x=x_enc))
     layers.append(alt.Chart(target_df).mark_text(align="right" if right else "left",
                                                  baseline="bottom", dx=-4 if right else 4, dy=-4,
                                                  color="#333", fontSize=11, font=FONT).encode(
-        x=x_enc, y=alt.value("height"), text="label:N"))
+        x=x_enc, y=alt.YValue("height"), text=alt.Text("label:N")))
     # Marks placed in pixels stay inside the plot ("height", "width / 2"): on the page the chart
     # is fitted to its height, and a mark below the plot would squeeze the plot to make room.
     if both.empty:
         layers.append(alt.Chart(pd.DataFrame({"t": ["No interactivity where both have a value"]}))
                       .mark_text(fontSize=13, color="#555", font=FONT).encode(
-            x=alt.value(alt.expr("width / 2")), y=alt.value(alt.expr("height / 2")),
-            text="t:N"))
+            x=alt.XValue(alt.expr("width / 2")), y=alt.YValue(alt.expr("height / 2")),
+            text=alt.Text("t:N")))
     better = ("higher is better" if metric.direction == "higher" else
               "lower is better: below 1× A is cheaper or uses less energy")
     subtitle = [*wrap_line(f"A = {a_name}, B = {b_name}. {metric.label} ({metric.unit}), "
@@ -954,15 +964,16 @@ def latency_panels(points: pd.DataFrame, pct: str, conc: float | None, catalog: 
                    alt.Tooltip("source:N", title="Source")]
         base = alt.Chart(data)
         layer = [base.mark_line(strokeWidth=2).encode(x=x, y=y, color=color, strokeDash=dash,
-                                                      detail="run_id:N", order="concurrency:Q"),
+                                                      detail=alt.Detail("run_id:N"),
+                                                      order=alt.Order("concurrency:Q")),
                  base.mark_point(size=60, filled=True, opacity=1).encode(
                      x=x, y=y, color=color, shape=shape, tooltip=tooltip)]
         if conc:
             mark = pd.DataFrame({"concurrency": [conc], "text": [f"concurrency {conc:,.0f}"]})
-            rule = alt.Chart(mark).encode(x="concurrency:Q")
+            rule = alt.Chart(mark).encode(x=alt.X("concurrency:Q"))
             layer += [rule.mark_rule(color="#555", strokeDash=[3, 3]),
                       rule.mark_text(align="left", dx=4, baseline="top", y=2, color="#555",
-                                     font=FONT).encode(text="text:N")]
+                                     font=FONT).encode(text=alt.Text("text:N"))]
         charts.append(alt.layer(*layer).properties(
             width=WIDTH, height=240,
             title=alt.TitleParams(text=f"{long} ({short} {p}, {unit})", anchor="start",
@@ -979,7 +990,7 @@ def latency_chart(points: pd.DataFrame, pct: str, conc: float | None,
                             subtitle=parts.missing or alt.Undefined, subtitleFont=FONT, offset=14)
     if not parts.panels:
         return _styled(alt.vconcat(alt.Chart(pd.DataFrame({"text": [LatencyPanels.EMPTY]}))
-                                   .mark_text(font=FONT).encode(text="text:N")
+                                   .mark_text(font=FONT).encode(text=alt.Text("text:N"))
                                    .properties(width=WIDTH, height=60)).properties(title=title))
     return _styled(alt.vconcat(*parts.panels, spacing=28).properties(title=title).resolve_scale(
         x="shared", color="shared", strokeDash="shared", shape="shared"))
@@ -1042,7 +1053,7 @@ def planner_chart(rows: pd.DataFrame, title: str, subtitle: list[str],
         color=alt.Color("hardware:N", scale=hardware_scale(catalog, slugs), legend=None))
     text = base.mark_text(align="left", baseline="bottom", dy=-16, font=FONT, fontSize=12,
                           color="#333", limit=alt.ExprRef(expr="width")).encode(
-        x=alt.value(0), text="text:N")
+        x=alt.XValue(0), text=alt.Text("text:N"))
     # fit-x: the width follows the page; the height is the plot's own (60 px a bar), so the title
     # and axes never squeeze the bars (Streamlit's default `fit` counts them inside the height)
     return alt.layer(bars, text).properties(
@@ -1101,7 +1112,7 @@ def _over_time_layers(rows: pd.DataFrame, metric_title: str, target: float, pct:
         slugs = list(dict.fromkeys(configs.hardware_slug))
         color = alt.Color("hardware_name:N", title="Hardware", scale=hardware_scale(catalog, slugs),
                           legend=alt.Legend(**LEGEND))
-        line_enc = dict(color=color, detail="configuration:N")
+        line_enc = dict(color=color, detail=alt.Detail("configuration:N"))
     dates = pd.to_datetime(rows.date) if not rows.empty else pd.Series(dtype="datetime64[ns]")
     if len(dates):
         pad = max((dates.max() - dates.min()) * 0.05, pd.Timedelta(days=10))
@@ -1122,7 +1133,7 @@ def _over_time_layers(rows: pd.DataFrame, metric_title: str, target: float, pct:
                alt.Tooltip("provenance:N", title="Provenance"),
                alt.Tooltip("label:N", title="Run"), alt.Tooltip("source:N", title="Source")]
     return alt.layer(
-        base.mark_line(strokeWidth=2).encode(x=x, y=y, order="date:T", **line_enc),
+        base.mark_line(strokeWidth=2).encode(x=x, y=y, order=alt.Order("date:T"), **line_enc),
         base.mark_point(size=90, filled=True, opacity=1).encode(
             x=x, y=y, color=color, shape=shape, tooltip=tooltip),
     ).properties(width=WIDTH, height=OVER_TIME_HEIGHT, title=alt.TitleParams(

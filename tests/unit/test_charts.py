@@ -249,9 +249,8 @@ def test_the_simulate_chart_renders_empty():
     _render(charts.simulate_chart(empty, empty, pd.DataFrame(), "Simulation", ["nothing yet"]))
 
 
-def test_every_chart_builder_renders_through_vl_convert(full_db, catalog):
-    """Every `*_chart` builder of opx.charts, fed from the built-in data, renders to SVG and PNG;
-    a new builder without a case here fails this test."""
+def _builder_cases(full_db, catalog) -> dict:
+    """A chart from every `*_chart` builder of opx.charts, fed from the built-in data."""
     from opx import charts, compare, latency, metrics, planner, trends, views
     state = ViewState(trend=True, conc=64.0)
     view = explore(full_db, state, catalog)
@@ -276,12 +275,20 @@ def test_every_chart_builder_renders_through_vl_convert(full_db, catalog):
         "over_time_chart": charts.over_time_chart(trend, total.title, 387.0, "p90", catalog, total),
         "simulate_chart": charts.simulate_chart(sim, sim, pd.DataFrame(), "Simulation", ["-"]),
     }
+    assert not lat.points.empty and not the_plan.rows.empty and not trend.empty
+    return cases
+
+
+def test_every_chart_builder_renders_through_vl_convert(full_db, catalog):
+    """Every `*_chart` builder of opx.charts, fed from the built-in data, renders to SVG and PNG;
+    a new builder without a case here fails this test."""
+    from opx import charts
+    cases = _builder_cases(full_db, catalog)
     # the default view's simulated curves are anchored: their band is an area of the chart
     assert any(layer.get("mark", {}).get("type") == "area"
                for layer in cases["explorer_chart"].to_dict()["layer"])
     builders = {n for n in dir(charts) if n.endswith("_chart") and callable(getattr(charts, n))}
     assert builders == set(cases)
-    assert not lat.points.empty and not the_plan.rows.empty and not trend.empty
     for name, chart in cases.items():
         spec = chart.to_dict()
         assert vlc.vegalite_to_svg(spec).lstrip().startswith("<svg"), name
@@ -292,6 +299,30 @@ def test_every_chart_builder_renders_through_vl_convert(full_db, catalog):
             assert tip.get("title") and "_" not in tip["title"], (name, tip)
             if tip.get("type") == "quantitative":
                 assert tip.get("format"), (name, tip)
+
+
+def test_no_chart_builder_makes_altair_search_its_schema(full_db, catalog, monkeypatch):
+    """Every channel is given as its channel object (`alt.Text("label:N")`, `alt.YValue(0)`),
+    never as a shorthand string or a dict: for those Altair 6 looks the channel's class up by
+    hashing every class of its schema, 2-4 ms a channel, which a target change paid several
+    times."""
+    from altair.utils import schemapi
+    looked_up = []
+    original = schemapi.SchemaBase.from_dict.__func__
+
+    def counting(cls, dct, validate=True):
+        looked_up.append((cls.__name__, str(dct)[:60]))
+        return original(cls, dct, validate)
+
+    monkeypatch.setattr(schemapi.SchemaBase, "from_dict", classmethod(counting))
+    cases = _builder_cases(full_db, catalog)
+    for chart in cases.values():
+        chart.to_dict()
+    from opx import charts
+    view = explore(full_db, ViewState(), catalog)
+    charts.with_target(charts.explorer_base_spec(view, catalog, charts.explorer_x_domain(view)),
+                       view, catalog, still=True)
+    assert looked_up == []
 
 
 def _tooltips(spec) -> list[dict]:

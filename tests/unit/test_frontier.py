@@ -2,7 +2,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from opx.frontier import pareto_mask, value_at
+from opx.frontier import pareto_mask, value_at, values_at
 
 coords = st.floats(min_value=0.5, max_value=5000, allow_nan=False, allow_infinity=False)
 point_sets = st.lists(st.tuples(coords, st.floats(min_value=0, max_value=3e6, allow_nan=False)),
@@ -52,6 +52,19 @@ def test_interpolated_value_lies_between_its_neighbours(pts, target):
         assert v.status == "ok"
         ys = fy[list(v.neighbours)]
         assert ys.min() - 1e-6 <= v.value <= ys.max() + 1e-6
+
+
+@settings(max_examples=200, deadline=None)
+@given(point_sets, st.lists(st.floats(min_value=0.1, max_value=8000), max_size=30))
+def test_values_at_many_targets_are_value_at_each(pts, targets):
+    """A curve across interactivity (Compare's multiple) asks hundreds of targets at once: each
+    answer is the one-target answer, exact points and ends included."""
+    x = np.array([p[0] for p in pts])
+    y = np.array([p[1] for p in pts])
+    m = pareto_mask(x, y)
+    fx, fy = x[m], y[m]
+    targets = targets + list(fx) + [v * (1 + 5e-10) for v in fx]
+    assert values_at(fx, fy, targets) == [value_at(fx, fy, t) for t in targets]
 
 
 def test_value_at_an_exact_point_and_no_extrapolation():
