@@ -5,7 +5,7 @@ import streamlit as st
 from models.vocab import pct_label
 from models.view import format_number, widget_range
 from opx import latency
-from opx.charts import latency_page_specs
+from opx.charts import LatencyPanels
 from ui import data, share, urlstate, widgets
 from ui.text import escape_md
 
@@ -49,9 +49,9 @@ if not view.runs.empty:
             f"{format_number(state.target)} tok/s/user ({pct_label(state.pct)}), the figure every "
             "page shows (see Why shown)."))
     # each panel at the browser's width (the export stacks them: `charts.latency_chart`)
-    chart, specs = latency_page_specs(view.points, state.pct, state.conc, catalog)
-    st.markdown(f"**{escape_md(chart.title)}**")
-    for line in chart.missing or ([] if specs else [chart.EMPTY]):
+    title, missing, specs = data.latency_specs(view.state)
+    st.markdown(f"**{escape_md(title)}**")
+    for line in missing or ([] if specs else [LatencyPanels.EMPTY]):
         st.caption(escape_md(line))
     for i, spec in enumerate(specs):
         st.vega_lite_chart(spec, key=f"latency_chart_{i}", theme=None)

@@ -233,6 +233,22 @@ def latency_view(state: ViewState):
     return _state_view("latency", str(database()), stamp(), state.model_dump_json())
 
 
+@st.cache_data(ttl=300, max_entries=128, show_spinner=False)
+def _latency_specs(db: str, stamp: tuple[int, int], state_json: str):
+    from opx.charts import latency_page_specs
+    state = ViewState.model_validate_json(state_json)
+    view = _state_view("latency", db, stamp, state_json)
+    parts, specs = latency_page_specs(view.points, state.pct, state.conc, catalog())
+    return parts.title, parts.missing, specs
+
+
+def latency_specs(state: ViewState) -> tuple[str, list[str], list[dict]]:
+    """The Latency page's chart for the view of `state` (`latency_view(state)`): its title, the
+    lines under it and each panel's spec (`opx.charts.latency_page_specs`), cached like the
+    view, so a rerun that changes nothing on the chart builds none of it."""
+    return _latency_specs(str(database()), stamp(), state.model_dump_json())
+
+
 def fleet_plan(state: ViewState):
     return _state_view("plan", str(database()), stamp(), state.model_dump_json())
 
