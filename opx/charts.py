@@ -902,6 +902,9 @@ class LatencyPanels:
     EMPTY = "No run shown reports latencies."
 
 
+LATENCY_PAD = 1.2      # the concurrency axis reaches this factor past the first and last points
+
+
 def latency_panels(points: pd.DataFrame, pct: str, conc: float | None, catalog: Catalog,
                    legends: str = "all") -> LatencyPanels:
     """TTFT, TPOT and end-to-end latency against concurrency (log axes), one line per run drawn.
@@ -938,8 +941,11 @@ def latency_panels(points: pd.DataFrame, pct: str, conc: float | None, catalog: 
     p = pct_label(pct)
     concs = [c for c in ([*points.concurrency] if "concurrency" in points else []) + [conc or 0]
              if c and c > 0]
+    # a little room either side, so a run's first and last points are drawn whole, not cut by
+    # the axes
     x = alt.X("concurrency:Q", title="Concurrency (requests in flight, log scale)",
-              scale=alt.Scale(type="log", domain=[min(concs), max(concs)] if concs
+              scale=alt.Scale(type="log", domain=[min(concs) / LATENCY_PAD,
+                                                  max(concs) * LATENCY_PAD] if concs
                               else alt.Undefined),
               axis=alt.Axis(format="~s", labelOverlap="greedy", labelSeparation=6))
     filled = [(panel, data) for panel in PANELS if not (data := (

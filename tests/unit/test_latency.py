@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from models import ViewState
-from opx.charts import hardware_color, latency_chart
+from opx.charts import LATENCY_PAD, hardware_color, latency_chart
 from opx.importer import import_files
 from opx.ingest.core import IngestOptions
 from opx.latency import MAX_RUNS, kv_pool_table, latency, operating_table, runs_table
@@ -168,7 +168,8 @@ def test_the_chart_leaves_out_empty_panels_and_says_why(db, catalog):
 def test_the_page_draws_the_export_s_panels_apart_aligned_with_one_legend(db, catalog):
     """The page draws each panel as its own chart at the browser's width (a stacked chart has a
     fixed width and was cut at 400 px): the same panels as the export, on one concurrency
-    domain and one axis width so they line up, the legends under the last one only."""
+    domain and one axis width so they line up, the legends under the last one only; the domain
+    reaches a little past the first and last points, so none is cut by an axis."""
     import vl_convert as vlc
 
     from opx.charts import latency_page_specs
@@ -180,7 +181,8 @@ def test_the_page_draws_the_export_s_panels_apart_aligned_with_one_legend(db, ca
     assert all(s["autosize"]["type"] == "fit-x" for s in specs)      # the page's width
     domains = {json.dumps(layer["encoding"]["x"]["scale"]["domain"])
                for s in [*specs, *export["vconcat"]] for layer in s["layer"][:2]}
-    assert domains == {json.dumps([view.points.concurrency.min(), view.points.concurrency.max()])}
+    assert domains == {json.dumps([view.points.concurrency.min() / LATENCY_PAD,
+                                   view.points.concurrency.max() * LATENCY_PAD])}
     assert {layer["encoding"]["y"]["axis"]["minExtent"] for s in specs for layer in s["layer"][:2]} \
         == {40}
 
