@@ -23,9 +23,15 @@ ifneq (,$(findstring ://,$(DB)))
 DB_READY := db
 else
 DB_READY := $(DB)
-# (re-run when a migration is newer than the database: `db init` upgrades it in place)
-$(DB): $(wildcard opx/migrations/*.sql) | $(VENV)/.app-installed
+# `db init` again when what builds the database is newer than it: a migration (it upgrades the
+# file in place), the built-in data, or the code that derives envelopes and anchored fits (a
+# changed simulator misses every stored fit, which the first view would otherwise make). It adds
+# only what is missing; the touch marks the file current when nothing was.
+DB_INPUTS := $(wildcard opx/migrations/*.sql opx/*.py opx/*/*.py data/catalog/* data/published/* \
+                        data/measured/* data/simulator/*)
+$(DB): $(DB_INPUTS) | $(VENV)/.app-installed
 	$(PY) -m opx db init --db '$(DB)'
+	@touch '$(DB)'
 endif
 
 db: $(VENV)/.app-installed
@@ -46,7 +52,7 @@ test: $(VENV)/.dev-installed
 test-unit: $(VENV)/.dev-installed
 	$(PYTEST) tests/unit tests/app
 
-bench: $(VENV)/.dev-installed
+bench: $(VENV)/.dev-installed $(DB_READY)
 	$(PY) bench/run_all.py
 
 clean:

@@ -2,7 +2,6 @@
 import streamlit as st
 
 from models.pages import PAGES
-from ui import heap
 from ui.routing import is_embed_request, is_unlisted
 
 st.set_page_config(page_title="opx: operating-point explorer", page_icon=":material/monitoring:",
@@ -18,4 +17,3 @@ if not (embedded or is_unlisted(page)):
     st.sidebar.caption("opx · throughput per GPU against tokens/s per user, with the provenance "
                        "of every figure.")
 page.run()
-heap.settle()

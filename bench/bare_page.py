@@ -3,15 +3,8 @@ a typed number, a radio, a multiselect, two metrics, one Altair chart of 120 poi
 on two pages reached by the sidebar. Nothing is cached or precomputed: every rerun builds the
 chart again, as any Streamlit page does.
 
-With BARE_FREEZE_HEAP=1 it also does what opx does to its heap after the first run (`ui/heap.py`:
-collect, then `gc.freeze`), so Streamlit's collection after each run skips the libraries: the
-floor for a page that does the same (bench/bench_browser.py reports against both).
-
     .venv/bin/python -m streamlit run bench/bare_page.py
 """
-import gc
-import os
-
 import altair as alt
 import numpy as np
 import pandas as pd
@@ -47,6 +40,3 @@ def other() -> None:
 
 st.navigation([st.Page(explorer, title="Explorer", default=True),
                st.Page(other, title="Other", url_path="other")]).run()
-if os.environ.get("BARE_FREEZE_HEAP") == "1" and not gc.get_freeze_count():
-    gc.collect()
-    gc.freeze()

@@ -13,11 +13,10 @@ the floor for any Streamlit page) served in the same run, as ratios.
   each timed from the input to the script run finished and two animation frames drawn. The figure is
   each action's median over the bare page's median rerun (its typed number and slider), and the
   worst single action over the same.
-- **The floor with opx's heap treatment** (reported, no target): the same bare page with its heap
-  frozen after the first run as opx freezes its own (`BARE_FREEZE_HEAP=1`, `ui/heap.py`).
-  Streamlit collects every generation after each run, which is most of a bare page's rerun
-  here; opx no longer pays it, so against the plain bare page opx is credited with a cost only
-  the floor pays. Each interaction's median is also given over this floor's median rerun.
+
+Both pages are served from the project's root, so with the same server settings
+(`.streamlit/config.toml`; among them no collection of every generation after each run, which
+was most of a bare page's rerun here).
 
 Debian's Chromium (`/usr/bin/chromium`) through Playwright; nothing here is a pass/fail test.
 """
@@ -200,18 +199,13 @@ def main(argv: list[str]) -> list[Figure]:
             copy = Path(tmp) / f"round{r}.duckdb"
             shutil.copy(db, copy)
             for name, script, extra in (("bare", bare_script, {}),
-                                        ("opx", ROOT / "app.py", {"OPX_DB": str(copy)}),
-                                        ("bare frozen", bare_script, {"BARE_FREEZE_HEAP": "1"})):
-                if name == "bare frozen" and r:
-                    continue
+                                        ("opx", ROOT / "app.py", {"OPX_DB": str(copy)})):
                 with served(script, dict(env, **extra)) as url:
-                    if name != "bare frozen":
-                        firsts[name].append(first_view(browser, url))
+                    firsts[name].append(first_view(browser, url))
                     if r == 0:
                         acts[name] = interactions(browser, url, name == "opx", k)
         browser.close()
     floor = median([t for name in ("typed target", "slider") for t in acts["bare"][name]])
-    frozen = median([t for name in ("typed target", "slider") for t in acts["bare frozen"][name]])
     first = median(firsts["opx"]) / median(firsts["bare"])
     figures = [Figure("browser", "first Explorer view after a server start ÷ the bare page's",
                       first, "x", f"<= {FIRST_VIEW_TARGET:g}", first <= FIRST_VIEW_TARGET,
@@ -234,11 +228,6 @@ def main(argv: list[str]) -> list[Figure]:
                                         if bare else "")))
     figures.append(Figure("browser", "slowest single interaction ÷ the bare page's median rerun",
                           worst, "x", f"<= {WORST_TARGET:g}", worst <= WORST_TARGET))
-    for name, ts in acts["opx"].items():
-        figures.append(Figure("browser", f"{name}: opx median ÷ the frozen-heap bare page's rerun",
-                              median(ts) / frozen, "x", "(reported)", None,
-                              detail=f"the bare page with its heap frozen as opx's: median rerun "
-                                     f"{frozen:.3f} s (plain bare page {floor:.3f} s)"))
     return figures
 
 

@@ -106,7 +106,9 @@ def values_at(xs: np.ndarray | list[float], ys: np.ndarray | list[float],
     right = np.searchsorted(x, ts)
     out, k = [], 0
     for j, t in enumerate(ts):
-        if t > hi * (1 + SNAP):
+        if t != t:                  # NaN: no interactivity, no figure
+            out.append(ValueAt("no_data"))
+        elif t > hi * (1 + SNAP):
             out.append(ValueAt("not_reachable"))
         elif t < lo * (1 - SNAP):
             out.append(ValueAt("below_range"))

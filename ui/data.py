@@ -90,15 +90,20 @@ def _compare_sides(db: str, stamp: tuple[int, int], state_json: str):
 
 def compare_sides(state: ViewState):
     """Compare's two sides, whether they are runs, and the multiple across interactivity
-    (`opx.compare.sides_for`, `multiple_curve`), cached on the state and the data stamp."""
-    return _compare_sides(str(database()), stamp(), state.model_dump_json())
+    (`opx.compare.sides_for`, `multiple_curve`), cached on the state and the data stamp; none
+    of it depends on the target, so moving it reads them."""
+    return _compare_sides(str(database()), stamp(), _without_target(state))
+
+
+def _without_target(state: ViewState) -> str:
+    return state.model_copy(update={"target": ViewState().target}).model_dump_json()
 
 
 @st.cache_data(ttl=300, max_entries=256, show_spinner=False)
 def _compare_multiple_spec(db: str, stamp: tuple[int, int], state_json: str) -> dict:
     from opx import charts, metrics
     state = ViewState.model_validate_json(state_json)
-    a, b, _, curve = _compare_sides(db, stamp, state_json)
+    a, b, _, curve = _compare_sides(db, stamp, _without_target(state))
     return charts.on_page(charts.multiple_chart(curve, a.name, b.name, state.target,
                                                 metrics.y_metric(state.y), state.pct))
 
