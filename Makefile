@@ -17,10 +17,15 @@ $(VENV)/.dev-installed: $(VENV)/.app-installed requirements-dev.txt
 	$(PY) -m pip install --quiet -r requirements-dev.txt
 	touch $@
 
-ifneq (,$(findstring ://,$(DB)))
+# What `make run` does to the database before serving depends on its kind (as opx tells them:
+# opx.pgstore.is_postgres, opx.dataset.is_dataset).
+ifneq (,$(filter postgresql:% postgres:%,$(DB)))
 # A PostgreSQL URL is no file make can date: `db init` runs at each start (it migrates once and
 # adds only what is missing, so a built database stays as it is).
 DB_READY := db
+else ifneq (,$(or $(findstring ://,$(DB)),$(findstring *,$(DB)),$(findstring ?,$(DB)),$(findstring [,$(DB)),$(wildcard $(DB)/.)))
+# A Parquet dataset (a folder, a glob or a URL) is read-only: served as it was published.
+DB_READY :=
 else
 DB_READY := $(DB)
 # `db init` again when what builds the database is newer than it: a migration (it upgrades the
@@ -55,5 +60,8 @@ test-unit: $(VENV)/.dev-installed
 bench: $(VENV)/.dev-installed $(DB_READY)
 	$(PY) bench/run_all.py
 
+# the database only when it is a DuckDB file this Makefile builds: never a Postgres store or a
+# published Parquet dataset
 clean:
-	rm -rf $(VENV) $(if $(findstring ://,$(DB)),,$(DB) $(DB).wal) .pytest_cache
+	rm -rf $(VENV) .pytest_cache
+	$(if $(filter $(DB),$(DB_READY)),rm -f '$(DB)' '$(DB).wal')
