@@ -127,12 +127,9 @@ def _stagger_on(values, scale: alt.Scale, top: float) -> list[float]:
 
 def _styled(chart):
     """Fonts of every chart, set once at the top of what is rendered; each layer's data cut to
-    the columns it draws. (The config is set on a shallow copy: Altair's `configure_*` copies
-    the chart's whole tree each, about 6 ms a call on the Explorer's chart.)"""
+    the columns it draws. The builders set no config of their own; it is set on a shallow copy
+    (Altair's `configure_*` copies the chart's whole tree each, about 6 ms a call)."""
     chart = _lean(chart).copy(deep=False)
-    if chart.config is not alt.Undefined:
-        return chart.configure_axis(labelFont=FONT, titleFont=FONT).configure_legend(
-            labelFont=FONT, titleFont=FONT)
     chart.config = alt.Config(axis=alt.AxisConfig(labelFont=FONT, titleFont=FONT),
                               legend=alt.LegendConfig(labelFont=FONT, titleFont=FONT))
     return chart

@@ -58,10 +58,16 @@ def _explorer_spec(db: str, stamp: tuple[int, int], state_json: str, link: str) 
     view = _explorer_view(db, stamp, state_json)
     # the layers that stay when the target moves are built once per view (at the default
     # target: they read the view's data and its x domain only)
-    still = ViewState.model_validate_json(state_json).model_copy(
-        update={"target": ViewState().target, "baseline": None})
-    base = _explorer_base(db, stamp, still.model_dump_json(), *charts.explorer_x_domain(view))
+    base = _explorer_base(db, stamp, _still(ViewState.model_validate_json(state_json)),
+                          *charts.explorer_x_domain(view))
     return charts.on_page(charts.with_target(base, view, catalog(), link=link, still=True))
+
+
+def _still(state: ViewState) -> str:
+    """The cache key of what does not move with the target: the state at the default target and
+    baseline (the Explorer's still layers, Compare's sides and curve)."""
+    return state.model_copy(update={"target": ViewState().target, "baseline": None}
+                            ).model_dump_json()
 
 
 @st.cache_data(ttl=300, max_entries=64, show_spinner=False)
@@ -92,18 +98,14 @@ def compare_sides(state: ViewState):
     """Compare's two sides, whether they are runs, and the multiple across interactivity
     (`opx.compare.sides_for`, `multiple_curve`), cached on the state and the data stamp; none
     of it depends on the target, so moving it reads them."""
-    return _compare_sides(str(database()), stamp(), _without_target(state))
-
-
-def _without_target(state: ViewState) -> str:
-    return state.model_copy(update={"target": ViewState().target}).model_dump_json()
+    return _compare_sides(str(database()), stamp(), _still(state))
 
 
 @st.cache_data(ttl=300, max_entries=256, show_spinner=False)
 def _compare_multiple_spec(db: str, stamp: tuple[int, int], state_json: str) -> dict:
     from opx import charts, metrics
     state = ViewState.model_validate_json(state_json)
-    a, b, _, curve = _compare_sides(db, stamp, _without_target(state))
+    a, b, _, curve = _compare_sides(db, stamp, _still(state))
     return charts.on_page(charts.multiple_chart(curve, a.name, b.name, state.target,
                                                 metrics.y_metric(state.y), state.pct))
 
