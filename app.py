@@ -2,6 +2,7 @@
 import streamlit as st
 
 from models.pages import PAGES
+from ui import startup  # noqa: F401  (once per process: imports, then the heap frozen)
 from ui.routing import is_embed_request, is_unlisted
 
 st.set_page_config(page_title="opx: operating-point explorer", page_icon=":material/monitoring:",

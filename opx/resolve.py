@@ -25,6 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Literal
 
+import numpy as np
 import pandas as pd
 
 from models import pct_label
@@ -340,17 +341,26 @@ def peak_of(inputs: Inputs, hw: str) -> Peak:
 
 def peak_of_kind(inputs: Inputs, hw: str, simulated: bool) -> Peak:
     """The highest figure of one kind (simulated or not) drawn for the hardware."""
-    frames = [df[(df.hardware == hw) & (df.simulated == simulated)].assign(unstated=u)
-              for df, u in ((inputs.points, False), (inputs.references, True)) if not df.empty]
-    frames = [f for f in frames if not f.empty]
-    marks = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-    marks = marks[marks.y.notna()] if not marks.empty else marks
-    if marks.empty:
+    best = None                          # (throughput, frame, row, interactivity unstated)
+    for df, unstated in ((inputs.points, False), (inputs.references, True)):
+        if df.empty:
+            continue
+        keep = ((df.hardware.to_numpy() == hw) & (df.simulated.to_numpy() == simulated)
+                & df.y.notna().to_numpy() & df.tput.notna().to_numpy())
+        if not keep.any():
+            continue
+        rows = np.flatnonzero(keep)
+        top = rows[int(np.argmax(df.tput.to_numpy(float)[rows]))]
+        tput = float(df.tput.iloc[top])
+        if best is None or tput > best[0]:       # the first of equal peaks, as idxmax picks
+            best = (tput, df, top, unstated)
+    if best is None:
         return Peak(None)
-    top = marks.loc[marks.tput.idxmax()]
-    return Peak(float(top.y), str(top.provenance)
-                + (" (interactivity not stated)" if top.unstated else ""),
-                str(top.get("source_text", "")))
+    _, df, top, unstated = best
+    row = df.iloc[top]
+    return Peak(float(row.y), str(row.provenance)
+                + (" (interactivity not stated)" if unstated else ""),
+                str(row.get("source_text", "")))
 
 
 def multiple_at_target(a: Answer, b: Answer, target: float, metric=None) -> Multiple:

@@ -56,10 +56,10 @@ def explorer_view(state: ViewState) -> ExplorerView:
 def _explorer_spec(db: str, stamp: tuple[int, int], state_json: str, link: str) -> dict:
     from opx import charts
     view = _explorer_view(db, stamp, state_json)
-    # the layers that stay when the target moves are built once per view (at the default
-    # target: they read the view's data and its x domain only)
+    # the layers that stay when the target moves are built once per view, from the view at
+    # whichever target came first: they read its data and the x domain only
     base = _explorer_base(db, stamp, _still(ViewState.model_validate_json(state_json)),
-                          *charts.explorer_x_domain(view))
+                          *charts.explorer_x_domain(view), view)
     return charts.on_page(charts.with_target(base, view, catalog(), link=link, still=True))
 
 
@@ -72,9 +72,10 @@ def _still(state: ViewState) -> str:
 
 @st.cache_data(ttl=300, max_entries=64, show_spinner=False)
 def _explorer_base(db: str, stamp: tuple[int, int], state_json: str, x_lo: float,
-                   x_hi: float) -> dict:
+                   x_hi: float, _view: ExplorerView) -> dict:
+    # `_view` is not part of the key (Streamlit hashes no argument named with a leading _)
     from opx.charts import explorer_base_spec
-    return explorer_base_spec(_explorer_view(db, stamp, state_json), catalog(), (x_lo, x_hi))
+    return explorer_base_spec(_view, catalog(), (x_lo, x_hi))
 
 
 def explorer_spec(state: ViewState, link: str) -> dict:

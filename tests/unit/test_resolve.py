@@ -85,3 +85,45 @@ def test_multiples_divide_the_figures_shown():
                                     "A", "B")
     assert peak.value == pytest.approx(2.7, rel=1e-3) and peak.basis == "preview vs derived"
     assert resolve.multiple_at_peak(resolve.Peak(None), resolve.Peak(1.0), "A", "B").value is None
+
+
+def _peak_oracle(inputs, hw, simulated):
+    """The peak rule written out on its own: every drawn mark of the kind with a value, curve
+    marks before reference lines, the first of the highest throughput."""
+    best = None
+    for df, unstated in ((inputs.points, False), (inputs.references, True)):
+        for row in df.itertuples():
+            if row.hardware == hw and bool(row.simulated) == simulated \
+                    and not pd.isna(row.y) and not pd.isna(row.tput) \
+                    and (best is None or row.tput > best[0].tput):
+                best = (row, unstated)
+    return None if best is None else (best[0].y, best[0].provenance, best[1])
+
+
+def test_the_peak_is_the_highest_mark_of_its_kind_curves_before_reference_lines():
+    from hypothesis import given, settings, strategies as st
+
+    mark = st.tuples(st.sampled_from(["h", "g"]), st.booleans(),
+                     st.one_of(st.none(), st.floats(1, 1e6)),
+                     st.sampled_from([10.0, 20.0, 20.0, 5e5]),
+                     st.sampled_from(["measured", "published", "simulated"]))
+
+    def frame_of(marks):
+        return pd.DataFrame([{"hardware": h, "simulated": s, "y": y, "tput": t, "provenance": p}
+                             for h, s, y, t, p in marks],
+                            columns=["hardware", "simulated", "y", "tput", "provenance"])
+
+    @settings(max_examples=200, deadline=None)
+    @given(st.lists(mark, max_size=8), st.lists(mark, max_size=4), st.booleans())
+    def check(points, refs, simulated):
+        inputs = resolve.Inputs(frame_of(points), frame_of(refs), {}, convert=float)
+        peak = resolve.peak_of_kind(inputs, "h", simulated)
+        want = _peak_oracle(inputs, "h", simulated)
+        if want is None:
+            assert peak.value is None
+        else:
+            y, provenance, unstated = want
+            assert peak.value == y
+            assert peak.provenance == provenance + (" (interactivity not stated)"
+                                                    if unstated else "")
+    check()
