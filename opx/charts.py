@@ -20,6 +20,11 @@ from opx.explorer import ExplorerView
 from opx.frontier import SIMULATED
 from opx.links import absolute_link
 
+# Altair validates each mark and channel object against the schema as it is made ("debug
+# mode"), 4-15 ms of each Explorer chart; the whole spec is still validated where it is checked
+# (`to_dict()` in tests/unit/test_charts.py renders every builder's chart validated).
+alt.utils.schemapi.disable_debug_mode()
+
 # One marker shape per provenance, fixed so the legend reads the same on every chart.
 PROVENANCE_SHAPES = {
     "measured": "circle", "published": "square", "preview": "diamond",

@@ -198,6 +198,19 @@ class Inputs:
     # whether the view sets filters that could be cleared
     per_statistic: dict[str, int] = field(default_factory=dict)
     filtered: bool = False
+    _envelopes: dict = field(default_factory=dict, init=False, compare=False, repr=False)
+
+    def envelope(self, hw: str, simulated: bool, statistic: str | None = None) -> pd.DataFrame:
+        """The hardware's envelope of one kind, from `points` or a stricter statistic's points,
+        by interactivity; made once per Inputs (a prepared view's), so a new target reads it.
+        Callers must not mutate it."""
+        key = (hw, simulated, statistic)
+        env = self._envelopes.get(key)
+        if env is None:
+            frame = self.points if statistic is None else self.stricter.get(statistic,
+                                                                            pd.DataFrame())
+            env = self._envelopes[key] = _envelope(frame, hw, simulated)
+        return env
 
 
 def _envelope(pts: pd.DataFrame, hw: str, simulated: bool) -> pd.DataFrame:
@@ -260,15 +273,13 @@ def _from_envelope(env: pd.DataFrame, inputs: Inputs, hw: str, name: str, target
 def resolve(inputs: Inputs, hw: str, name: str, target: float, pct: str,
             metric: metrics.Metric) -> Answer:
     """The figure of `hw` at `target` tok/s/user (statistic `pct`) in `metric` (module doc)."""
-    pts = inputs.points
     direction = metric.direction
-    data = _from_envelope(_envelope(pts, hw, False), inputs, hw, name, target, pct, direction,
+    data = _from_envelope(inputs.envelope(hw, False), inputs, hw, name, target, pct, direction,
                           DATA)
     if data is not None:
         return data
     for q in STRICTER[pct]:
-        frame = inputs.stricter.get(q, pd.DataFrame())
-        env = _envelope(frame, hw, False)
+        env = inputs.envelope(hw, False, q)
         meets = env[env.x >= target * (1 - SNAP)] if not env.empty else env
         value = inputs.convert(float(meets.iloc[0].tput)) if not meets.empty else None
         if value is not None:
@@ -287,7 +298,7 @@ def projection(inputs: Inputs, hw: str, name: str, target: float, pct: str,
                metric: metrics.Metric) -> Answer:
     """What the projection (the simulated envelope) alone says at the target, by rules 1 and 2:
     the resolver's rule 4, and the value the Explorer shows beside a data figure."""
-    sim = _from_envelope(_envelope(inputs.points, hw, True), inputs, hw, name, target, pct,
+    sim = _from_envelope(inputs.envelope(hw, True), inputs, hw, name, target, pct,
                          metric.direction, SIMULATED)
     if sim is not None:
         return sim
@@ -301,9 +312,9 @@ def _why_none(inputs: Inputs, hw: str, name: str, target: float, pct: str,
     the hardware, the fix, and whether the target is out of reach or there is no figure."""
     t = f"{format_number(target)} tok/s/user"
     p = pct_label(pct)
-    pts, refs = inputs.points, inputs.references
-    curves = [(k, e) for k, e in (("data", _envelope(pts, hw, False)),
-                                  ("simulated curve", _envelope(pts, hw, True)))
+    refs = inputs.references
+    curves = [(k, e) for k, e in (("data", inputs.envelope(hw, False)),
+                                  ("simulated curve", inputs.envelope(hw, True)))
               if (k != "data") in kinds and not e.empty]
     if curves:
         tops = "; ".join(f"{k} {'top' if k == 'data' else 'tops'} out at "

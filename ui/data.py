@@ -75,7 +75,16 @@ def _explorer_base(db: str, stamp: tuple[int, int], state_json: str, x_lo: float
                    x_hi: float, _view: ExplorerView) -> dict:
     # `_view` is not part of the key (Streamlit hashes no argument named with a leading _)
     from opx.charts import explorer_base_spec
-    return explorer_base_spec(_view, catalog(), (x_lo, x_hi))
+    return _arrow_datasets(explorer_base_spec(_view, catalog(), (x_lo, x_hi)))
+
+
+def _arrow_datasets(spec: dict) -> dict:
+    """`spec` with its datasets as the Arrow bytes Streamlit would make of them in every run that
+    draws the chart (`st.vega_lite_chart` sends bytes as they are): made once for the layers
+    that stay while the target moves."""
+    from streamlit import dataframe_util
+    return dict(spec, datasets={name: dataframe_util.convert_anything_to_arrow_bytes(rows)
+                                for name, rows in spec.get("datasets", {}).items()})
 
 
 def explorer_spec(state: ViewState, link: str) -> dict:

@@ -161,3 +161,29 @@ def test_a_rerun_does_not_walk_the_whole_heap(app):
     # what the runs made is still walked by the collector
     from opx.explorer import ExplorerView
     assert any(isinstance(o, ExplorerView) for o in gc.get_objects())
+
+
+def test_the_page_sends_the_chart_opx_builds(app, seed_db):
+    """The page's chart reaches the browser as `opx.charts` builds it: its spec, and each dataset
+    as the Arrow bytes Streamlit makes of its rows (the still layers' are made once per view)."""
+    import json
+
+    from streamlit import dataframe_util
+
+    from models import ViewState
+    from opx import charts
+    from opx.catalog import load_catalog
+    from opx.explorer import explore
+    at = app(target="250")
+    assert not at.exception
+    proto = at.get("vega_lite_chart")[0].proto
+    catalog = load_catalog()
+    view = explore(seed_db, ViewState(target=250), catalog)
+    link = next(c.value for c in at.code if "model=" in c.value)
+    want = charts.on_page(charts.with_target(
+        charts.explorer_base_spec(view, catalog, charts.explorer_x_domain(view)), view, catalog,
+        link=link, still=True))
+    sent = {d.name: d.data.data for d in proto.datasets}
+    assert sent == {name: dataframe_util.convert_anything_to_arrow_bytes(rows)
+                    for name, rows in want.pop("datasets").items()}
+    assert json.loads(proto.spec) == json.loads(json.dumps(want))
