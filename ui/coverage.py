@@ -13,7 +13,7 @@ from ui import data
 from ui.text import escape_md
 
 
-@st.cache_data(ttl=300, max_entries=16, show_spinner=False)
+@st.cache_data(max_entries=16, show_spinner=False)
 def _coverage(db: str, stamp: tuple[int, int]):
     return coverage(db, data.catalog())
 

@@ -41,7 +41,7 @@ def stamp() -> tuple[int, int]:
     return store.data_stamp(database())
 
 
-@st.cache_data(ttl=300, max_entries=512, show_spinner=False)
+@st.cache_data(max_entries=512, show_spinner=False)
 def _explorer_view(db: str, stamp: tuple[int, int], state_json: str) -> ExplorerView:
     # The database part is cached inside opx on the query and the data stamp (fetch_cached), so
     # moving the target or the baseline reuses it, however many points are stored.
@@ -52,7 +52,7 @@ def explorer_view(state: ViewState) -> ExplorerView:
     return _explorer_view(str(database()), stamp(), state.model_dump_json())
 
 
-@st.cache_data(ttl=300, max_entries=256, show_spinner=False)
+@st.cache_data(max_entries=256, show_spinner=False)
 def _explorer_spec(db: str, stamp: tuple[int, int], state_json: str, link: str) -> dict:
     from opx import charts
     view = _explorer_view(db, stamp, state_json)
@@ -70,7 +70,7 @@ def _still(state: ViewState) -> str:
                             ).model_dump_json()
 
 
-@st.cache_data(ttl=300, max_entries=64, show_spinner=False)
+@st.cache_data(max_entries=64, show_spinner=False)
 def _explorer_base(db: str, stamp: tuple[int, int], state_json: str, x_lo: float,
                    x_hi: float, _view: ExplorerView) -> dict:
     # `_view` is not part of the key (Streamlit hashes no argument named with a leading _)
@@ -94,7 +94,7 @@ def explorer_spec(state: ViewState, link: str) -> dict:
     return _explorer_spec(str(database()), stamp(), state.model_dump_json(), link)
 
 
-@st.cache_data(ttl=300, max_entries=256, show_spinner=False)
+@st.cache_data(max_entries=256, show_spinner=False)
 def _compare_sides(db: str, stamp: tuple[int, int], state_json: str):
     from opx import compare, metrics
     from opx.views import compare_state
@@ -111,7 +111,7 @@ def compare_sides(state: ViewState):
     return _compare_sides(str(database()), stamp(), _still(state))
 
 
-@st.cache_data(ttl=300, max_entries=256, show_spinner=False)
+@st.cache_data(max_entries=256, show_spinner=False)
 def _compare_multiple_spec(db: str, stamp: tuple[int, int], state_json: str) -> dict:
     from opx import charts, metrics
     state = ViewState.model_validate_json(state_json)
@@ -126,7 +126,7 @@ def compare_multiple_spec(state: ViewState) -> dict:
     return _compare_multiple_spec(str(database()), stamp(), state.model_dump_json())
 
 
-@st.cache_data(ttl=300, max_entries=64, show_spinner=False)
+@st.cache_data(max_entries=64, show_spinner=False)
 def _stored_values(db: str, stamp: tuple[int, int]) -> dict[str, list[str]]:
     with store.reading(location(db)) as con:
         return {c: store.distinct_values(con, c) for c in ("hardware", "model", "workload")}
@@ -141,7 +141,7 @@ def stored_values() -> dict[str, list[str]]:
         return {"hardware": [], "model": [], "workload": []}
 
 
-@st.cache_data(ttl=300, max_entries=256, show_spinner=False)
+@st.cache_data(max_entries=256, show_spinner=False)
 def _filter_choices(db: str, stamp: tuple[int, int], model, workload, hw) -> dict[str, list]:
     with store.reading(location(db)) as con:
         return queries.filter_choices(con, model, workload, hw)
@@ -168,7 +168,7 @@ def options(kind: str) -> list[str]:
     return listed + [v for v in stored_values()[kind] if v not in listed]
 
 
-@st.cache_data(ttl=300, max_entries=16, show_spinner=False)
+@st.cache_data(max_entries=16, show_spinner=False)
 def _runs_overview(db: str, stamp: tuple[int, int]) -> pd.DataFrame:
     with store.reading(location(db)) as con:
         return queries.runs_overview(con)
@@ -183,7 +183,7 @@ def export_points() -> pd.DataFrame:
         return queries.export_points(con)
 
 
-@st.cache_data(ttl=3600, max_entries=32, show_spinner="Simulating…")
+@st.cache_data(max_entries=32, show_spinner="Simulating…")
 def _simulate_view(db: str, stamp: tuple[int, int], state_json: str):
     from models.simulate_view import SimulateState
     from opx.simulate_page import simulate_view as compute
@@ -195,7 +195,7 @@ def simulate_view(state):
     return _simulate_view(str(database()), stamp(), state.model_dump_json())
 
 
-@st.cache_data(ttl=3600, max_entries=32, show_spinner=False)
+@st.cache_data(max_entries=32, show_spinner=False)
 def _simulate_spec(db: str, stamp: tuple[int, int], state_json: str) -> dict:
     from opx.charts import on_page
     return on_page(_simulate_view(db, stamp, state_json).chart(catalog()))
@@ -213,7 +213,7 @@ def simulate_start(view: ViewState):
     return session_start(database(), view, catalog())
 
 
-@st.cache_data(ttl=300, max_entries=64, show_spinner=False)
+@st.cache_data(max_entries=64, show_spinner=False)
 def _anchor_candidates(db: str, stamp: tuple[int, int], hw: str, model: str, workload: str):
     from opx.anchoring import anchor_candidates
     return anchor_candidates(location(db), hw, model, workload, catalog())
@@ -233,7 +233,7 @@ _STATE_VIEWS = {"over_time": ("opx.trends", "over_time"), "latency": ("opx.laten
                 "plan": ("opx.planner", "plan")}
 
 
-@st.cache_data(ttl=300, max_entries=384, show_spinner=False)
+@st.cache_data(max_entries=384, show_spinner=False)
 def _state_view(kind: str, db: str, stamp: tuple[int, int], state_json: str):
     import importlib
     module, function = _STATE_VIEWS[kind]
@@ -250,7 +250,7 @@ def latency_view(state: ViewState):
     return _state_view("latency", str(database()), stamp(), state.model_dump_json())
 
 
-@st.cache_data(ttl=300, max_entries=128, show_spinner=False)
+@st.cache_data(max_entries=128, show_spinner=False)
 def _latency_specs(db: str, stamp: tuple[int, int], state_json: str):
     from opx.charts import latency_page_specs
     state = ViewState.model_validate_json(state_json)
@@ -270,7 +270,7 @@ def fleet_plan(state: ViewState):
     return _state_view("plan", str(database()), stamp(), state.model_dump_json())
 
 
-@st.cache_data(ttl=300, max_entries=16, show_spinner=False)
+@st.cache_data(max_entries=16, show_spinner=False)
 def _saved_views(db: str, stamp: tuple[int, int]):
     from opx import saved_views
     with store.reading(location(db)) as con:
@@ -329,7 +329,7 @@ def search_runs(runs: pd.DataFrame, text: str) -> pd.DataFrame:
     return runs[mask.any(axis=1)]
 
 
-@st.cache_data(ttl=300, max_entries=128, show_spinner=False)
+@st.cache_data(max_entries=128, show_spinner=False)
 def _embed_spec(db: str, stamp: tuple[int, int], path: str, state_json: str, base: str) -> dict:
     from opx import views
     from opx.links import Link, base_url, build_link

@@ -190,3 +190,20 @@ def test_the_page_sends_the_chart_opx_builds(app, seed_db):
     assert sent == {name: dataframe_util.convert_anything_to_arrow_bytes(rows)
                     for name, rows in want.pop("datasets").items()}
     assert json.loads(proto.spec) == json.loads(json.dumps(want))
+
+
+def test_a_cached_view_is_kept_until_its_data_changes():
+    """Every view the pages cache is keyed on the data stamp, so it holds until the data
+    changes or it is among the least recently used past its cap: no time limit, which made a
+    user who came back after five minutes pay for the view again."""
+    from streamlit.runtime.caching.cache_utils import CachedFunc
+
+    from ui import coverage, data
+    cached = {f"{m.__name__}.{name}": f for m in (data, coverage)
+              for name, f in vars(m).items() if isinstance(f, CachedFunc)}
+    assert "ui.data._explorer_view" in cached and len(cached) >= 10
+    for name, f in cached.items():
+        if name.endswith(".catalog"):
+            continue                                   # a resource, read once per process
+        assert f._info.ttl is None, name
+        assert f._info.max_entries, name               # bounded by a count instead
