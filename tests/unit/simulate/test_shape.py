@@ -210,3 +210,26 @@ def test_anchors_beyond_the_physics_reach_keep_one_continuous_frontier():
     bad.loc[0, "interactivity_p50"] = np.nan
     assert not A._shaped_envelope(bad, "p50", np.array([20.0, 100.0]),
                                   np.array([15000.0, 9000.0]), shape).empty
+
+
+def test_the_tradeoff_script_scores_every_shape_against_log_log():
+    """scripts/shape_tradeoff.py (docs/simulator.md): on a curve that is straight in log-log and
+    one on which y^0.5 is linear in x, log-log is never worse than itself, and the pair (0.5, 1)
+    meets the second curve exactly and is worse than log-log on the first only."""
+    import importlib.util
+
+    import numpy as np
+
+    from tests.conftest import ROOT
+    spec = importlib.util.spec_from_file_location("shape_tradeoff",
+                                                  ROOT / "scripts" / "shape_tradeoff.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    x = np.geomspace(10, 400, 7)
+    straight = {"x": x, "y": 5000 * (x / 10) ** -1.2}
+    bent = {"x": x, "y": (100 - 0.2 * x) ** 2}
+    table = {(round(p, 1) + 0.0, round(q, 1) + 0.0): (m, w)
+             for m, w, p, q in script.scores([straight, bent])}
+    assert len(table) == len(SH.POWERS) ** 2
+    assert table[(0.0, 0.0)][1] == 0.0 and table[(0.0, 0.0)][0] > 1.0
+    assert table[(0.5, 1.0)][1] == 50.0
