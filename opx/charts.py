@@ -273,21 +273,36 @@ def with_target(base_spec: dict, view: ExplorerView, catalog: Catalog, link: str
     merged["layer"] = _own_data(base_spec) + top["layer"]
     merged["datasets"] = {**base_spec.get("datasets", {}), **top.get("datasets", {})}
     merged["title"] = top["title"]
-    return still_spec(merged, top) if still else merged
+    return still_spec(merged, top, nominal_domains(catalog, view.state.hw)) if still else merged
 
 
-# The page's chart keeps one spec while the target moves: what moves is data in datasets with
-# fixed names (Streamlit then hands the browser new rows instead of a new chart to compile).
+# The page's chart keeps one spec while the target moves and while hardware is added or removed:
+# what moves is data in datasets with fixed names (Streamlit then hands the browser new rows
+# instead of a new chart to compile).
 CONTEXT_DATA = "opx_context"
 MOVING_DATA = "opx_target_{}"
+STILL_DATA = "opx_still_{}"
+SCALES_DATA = "opx_scales"
+LEGEND_DATA = "opx_legend_{}"
 
 
-def still_spec(spec: dict, moving: dict) -> dict:
+def nominal_domains(catalog: Catalog, hw) -> dict[str, tuple[list, list]]:
+    """Every value each nominal field of the Explorer chart can take, with its colour, shape or
+    dash: every hardware of the catalog (and the view's others), provenance and envelope kind."""
+    colour = hardware_scale(catalog, list(catalog.hardware) + list(hw)).to_dict()
+    return {"hardware_name": (colour["domain"], colour["range"]),
+            "provenance": (list(PROVENANCE_SHAPES), list(PROVENANCE_SHAPES.values())),
+            "series": (list(SERIES), [SERIES_DASH[s] for s in SERIES])}
+
+
+def still_spec(spec: dict, moving: dict, nominal: dict | None = None) -> dict:
     """`spec` (from `with_target`) with what moves with the target read from named datasets: the
     data of the layers in `moving` (the target's layers) under fixed names, and the lines under
     the title from datasets through a Vega signal (re-wrapped, as `on_page` does, for a chart
-    narrower than NARROW_PX). It draws the same chart (tests/unit/test_charts.py renders both);
-    two targets inside the data's range give the same spec apart from its datasets."""
+    narrower than NARROW_PX); with `nominal` (`nominal_domains`), also what moves with the
+    hardware (`_stable`). It draws the same chart (tests/unit/test_charts.py renders both); two
+    targets inside the data's range, or two sets of hardware, give the same spec apart from its
+    datasets."""
     names = {}
     for layer in moving.get("layer", []):
         name = layer.get("data", {}).get("name")
@@ -308,9 +323,77 @@ def still_spec(spec: dict, moving: dict) -> dict:
             "signal": f"width < {NARROW_PX} ? pluck(data('{thin}'), 'line') "
                       f": pluck(data('{wide}'), 'line')"})
         # Vega-Lite compiles a dataset only when a layer reads it: these draw nothing
-        out["layer"] = out["layer"] + [{"data": {"name": name},
-                                        "mark": {"type": "text", "opacity": 0}}
-                                       for name in (wide, thin)]
+        out["layer"] = out["layer"] + _unseen((wide, thin))
+    return _stable(out, nominal) if nominal else out
+
+
+def _unseen(names) -> list[dict]:
+    """Layers that read datasets and draw nothing: Vega-Lite compiles a dataset only when a layer
+    reads it, and the signals read these."""
+    return [{"data": {"name": name}, "mark": {"type": "text", "opacity": 0}} for name in names]
+
+
+def _stable(spec: dict, nominal: dict[str, tuple[list, list]]) -> dict:
+    """`spec` with what changes with the hardware drawn read from datasets: every other dataset
+    under a name by its order of first use; each nominal field's scale over every value it can
+    take (`nominal`) with its legend's entries (the values drawn, in order) read from a dataset;
+    and the x and y domains read from a dataset. A scale this cannot carry over (a value it does
+    not know, layers that disagree) is left as it is."""
+    out = dict(spec)
+    layers = [dict(layer) for layer in spec["layer"]]
+    names: dict[str, str] = {}
+    for layer in layers:
+        name = layer.get("data", {}).get("name")
+        if name is not None and not name.startswith("opx_") and name not in names:
+            names[name] = STILL_DATA.format(len(names))
+    datasets = {names.get(k, k): v for k, v in spec.get("datasets", {}).items()}
+    for layer in layers:
+        if layer.get("data", {}).get("name") in names:
+            layer["data"] = {"name": names[layer["data"]["name"]]}
+
+    def channels():
+        for layer in layers:
+            for channel, enc in layer.get("encoding", {}).items():
+                scale = enc.get("scale") if isinstance(enc, dict) else None
+                if isinstance(scale, dict) and isinstance(scale.get("domain"), list):
+                    yield layer, channel, enc
+    drawn: dict[str, list] = {}
+    for _, _, enc in channels():
+        drawn.setdefault(enc.get("field"), []).append(enc["scale"]["domain"])
+    read = []
+    for layer, channel, enc in list(channels()):
+        field = enc.get("field")
+        domain = enc["scale"]["domain"]
+        if any(d != domain for d in drawn[field]):
+            continue
+        if field in nominal:
+            full, look = nominal[field]
+            given = enc["scale"].get("range")
+            if not (isinstance(given, list) and all(v in full for v in domain)
+                    and all(look[full.index(v)] == r for v, r in zip(domain, given))):
+                continue
+            legend_data = LEGEND_DATA.format(field)
+            datasets[legend_data] = [{"v": v} for v in domain]
+            new = dict(enc, scale=dict(enc["scale"], domain=list(full), range=list(look)))
+            if enc.get("legend", {}) is not None:
+                new["legend"] = dict(enc.get("legend") or {}, values={
+                    "expr": f"pluck(data('{legend_data}'), 'v')"})
+            read.append(legend_data)
+        elif channel in ("x", "y") and len(domain) == 2 \
+                and all(isinstance(v, (int, float)) for v in domain):
+            datasets.setdefault(SCALES_DATA, [{}])[0].update(
+                {f"{channel}0": domain[0], f"{channel}1": domain[1]})
+            # a domain read from data is not "given" to Vega-Lite, which would then round it
+            # out and take in zero: as given, it does neither unless told
+            new = dict(enc, scale={"nice": False, "zero": False, **enc["scale"], "domain": {
+                "expr": f"[data('{SCALES_DATA}')[0].{channel}0, "
+                        f"data('{SCALES_DATA}')[0].{channel}1]"}})
+            read.append(SCALES_DATA)
+        else:
+            continue
+        layer["encoding"] = dict(layer["encoding"], **{channel: new})
+    out["layer"] = layers + _unseen(dict.fromkeys(read))
+    out["datasets"] = datasets
     return out
 
 

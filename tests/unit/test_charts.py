@@ -410,7 +410,10 @@ def test_the_page_s_chart_from_its_still_layers_equals_the_exported_chart(full_d
 
 
 @pytest.mark.parametrize("query", ["", "target=5000", "runs=1&points=1&target=120",
-                                   "y=usd_per_mtok&conc=64&baseline=vr-nvl72"])
+                                   "y=usd_per_mtok&conc=64&baseline=vr-nvl72",
+                                   "hw=vr-nvl72&hw=gb300-nvl72&hw=gb200-nvl72&xscale=linear",
+                                   "model=deepseek-r1&workload=1k1k&hw=b200&hw=h200&pct=p50"
+                                   "&y=usd_per_mtok&target=40", "hw=gb200-nvl72&pct=p50"])
 def test_the_page_s_still_chart_draws_the_exported_chart(full_db, catalog, query):
     """The page's chart reads what moves with the target from named datasets and its subtitle
     through a signal (`still=True`); rendered, it is the exported chart pixel for pixel."""
@@ -441,3 +444,25 @@ def test_moving_the_target_inside_the_data_keeps_the_page_s_chart_spec(full_db, 
     moved = {k for k in specs[0]["datasets"] if specs[0]["datasets"][k] != specs[1]["datasets"][k]}
     assert moved and all(k.startswith("opx_") for k in moved)
     assert set(specs[0]["datasets"]) == set(specs[1]["datasets"])
+
+
+def test_adding_or_removing_a_hardware_keeps_the_page_s_chart_spec(full_db, catalog):
+    """The colour, shape and dash scales span every value they can take, their legends and the
+    axes' domains read datasets, and the other datasets have names by order (`still_spec`), so
+    a hardware added or removed changes only the page chart's datasets: the browser updates
+    rows instead of compiling a new chart. Each spec still draws the exported chart."""
+    specs = []
+    for hw in (["vr-nvl72", "gb300-nvl72"], ["vr-nvl72", "gb300-nvl72", "gb200-nvl72"],
+               ["vr-nvl72", "gb200-nvl72"]):
+        view = explore(full_db, ViewState(hw=hw), catalog)
+        page = charts.with_target(charts.explorer_base_spec(view, catalog,
+                                                            charts.explorer_x_domain(view)),
+                                  view, catalog, link="/", still=True)
+        exported = explorer_chart(view, catalog, link="/").to_dict()
+        assert vlc.vegalite_to_png(page, scale=1) == vlc.vegalite_to_png(exported, scale=1), hw
+        specs.append(page)
+    still = [{k: v for k, v in s.items() if k != "datasets"} for s in specs]
+    assert still[0] == still[1] == still[2]
+    legend = [s["datasets"]["opx_legend_hardware_name"] for s in specs]
+    assert [row["v"] for row in legend[1]] == ["Vera Rubin NVL72", "GB300 NVL72", "GB200 NVL72"]
+    assert legend[0] != legend[2]
