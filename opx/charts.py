@@ -290,7 +290,11 @@ def nominal_domains(catalog: Catalog, hw) -> dict[str, tuple[list, list]]:
     """Every value each nominal field of the Explorer chart can take, with its colour, shape or
     dash: every hardware of the catalog (and the view's others), provenance and envelope kind."""
     colour = hardware_scale(catalog, list(catalog.hardware) + list(hw)).to_dict()
-    return {"hardware_name": (colour["domain"], colour["range"]),
+    # a name twice (an imported slug spelt as a catalog name) keeps its first colour; where the
+    # view draws it in another, `_stable` leaves that scale as the view gives it
+    names = dict(reversed(list(zip(colour["domain"], colour["range"]))))
+    names = {n: names[n] for n in dict.fromkeys(colour["domain"])}
+    return {"hardware_name": (list(names), list(names.values())),
             "provenance": (list(PROVENANCE_SHAPES), list(PROVENANCE_SHAPES.values())),
             "series": (list(SERIES), [SERIES_DASH[s] for s in SERIES])}
 

@@ -41,7 +41,17 @@ def stamp() -> tuple[int, int]:
     return store.data_stamp(database())
 
 
-@st.cache_data(max_entries=512, show_spinner=False)
+def _today() -> str:
+    """Part of the key of a chart whose last line gives the day it was drawn (`opx, <day>`): the
+    views are kept until the data changes, and that line must not."""
+    import datetime as dt
+    return dt.date.today().isoformat()
+
+
+# A view and a chart are kept per target (each typed target makes one, 0.2-0.6 MB pickled), so
+# those caches hold fewer; the view at any target is prepared once per query in opx
+# (`explorer.prepare`), so one pushed out is remade in about 40 ms.
+@st.cache_data(max_entries=128, show_spinner=False)
 def _explorer_view(db: str, stamp: tuple[int, int], state_json: str) -> ExplorerView:
     # The database part is cached inside opx on the query and the data stamp (fetch_cached), so
     # moving the target or the baseline reuses it, however many points are stored.
@@ -52,8 +62,9 @@ def explorer_view(state: ViewState) -> ExplorerView:
     return _explorer_view(str(database()), stamp(), state.model_dump_json())
 
 
-@st.cache_data(max_entries=256, show_spinner=False)
-def _explorer_spec(db: str, stamp: tuple[int, int], state_json: str, link: str) -> dict:
+@st.cache_data(max_entries=128, show_spinner=False)
+def _explorer_spec(db: str, stamp: tuple[int, int], state_json: str, link: str,
+                   day: str) -> dict:
     from opx import charts
     view = _explorer_view(db, stamp, state_json)
     # the layers that stay when the target moves are built once per view, from the view at
@@ -91,7 +102,7 @@ def explorer_spec(state: ViewState, link: str) -> dict:
     """The Explorer's chart (on the Explorer and Compare pages) as a Vega-Lite spec: `opx.charts.explorer_chart`'s, as every export
     draws it (tests/unit/test_charts.py checks they are equal), with the layers that stay when
     the target moves built once per view, so a target change builds only the target's layers."""
-    return _explorer_spec(str(database()), stamp(), state.model_dump_json(), link)
+    return _explorer_spec(str(database()), stamp(), state.model_dump_json(), link, _today())
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
@@ -330,7 +341,8 @@ def search_runs(runs: pd.DataFrame, text: str) -> pd.DataFrame:
 
 
 @st.cache_data(max_entries=128, show_spinner=False)
-def _embed_spec(db: str, stamp: tuple[int, int], path: str, state_json: str, base: str) -> dict:
+def _embed_spec(db: str, stamp: tuple[int, int], path: str, state_json: str, base: str,
+                day: str) -> dict:
     from opx import views
     from opx.links import Link, base_url, build_link
     state = ViewState.model_validate_json(state_json)
@@ -341,7 +353,7 @@ def _embed_spec(db: str, stamp: tuple[int, int], path: str, state_json: str, bas
 def embed_spec(path: str, state: ViewState, base: str) -> dict:
     """The chart of the page at `path` for `state`, as its page and exports draw it (a
     Vega-Lite spec), cached on the state and the data stamp like every view."""
-    return _embed_spec(str(database()), stamp(), path, state.model_dump_json(), base)
+    return _embed_spec(str(database()), stamp(), path, state.model_dump_json(), base, _today())
 
 
 def points_file(fmt: str) -> bytes:

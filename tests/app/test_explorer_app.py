@@ -164,6 +164,39 @@ def test_a_rerun_does_not_walk_the_whole_heap(app, seed_db):
     assert gc.get_freeze_count() <= frozen
     # what was made after the freeze is still walked by the collector
     assert any(o is made_between_runs for o in gc.get_objects())
+    # after an edit Streamlit's file watcher drops the app's modules and the next run imports
+    # them again: that freezes nothing
+    import importlib
+    import sys
+    del sys.modules["ui.startup"]
+    again_imported = importlib.import_module("ui.startup")
+    assert again_imported.FROZEN == startup.FROZEN
+    assert gc.get_freeze_count() <= frozen
+    assert any(o is made_between_runs for o in gc.get_objects())
+
+
+def test_a_chart_kept_until_the_data_changes_still_gives_the_day_it_is_drawn(seed_db, monkeypatch):
+    """The chart's last line is `opx, <day>`; the page keeps a chart until the data changes, and
+    a new day draws it again."""
+    import datetime as dt
+
+    from models import ViewState
+    from opx import charts
+    from ui import data
+    monkeypatch.setenv("OPX_DB", str(seed_db))
+
+    def lines(spec):
+        return " ".join(row["line"] for row in spec["datasets"]["opx_context"])
+    today = lines(data.explorer_spec(ViewState(), "/"))
+    assert f"opx, {dt.date.today().isoformat()}" in today
+
+    class Tomorrow(dt.date):
+        @classmethod
+        def today(cls):
+            return dt.date(2030, 1, 2)
+    monkeypatch.setattr(charts.dt, "date", Tomorrow)
+    monkeypatch.setattr(data, "_today", lambda: "2030-01-02")
+    assert "opx, 2030-01-02" in lines(data.explorer_spec(ViewState(), "/"))
 
 
 def test_the_page_sends_the_chart_opx_builds(app, seed_db):

@@ -466,3 +466,17 @@ def test_adding_or_removing_a_hardware_keeps_the_page_s_chart_spec(full_db, cata
     legend = [s["datasets"]["opx_legend_hardware_name"] for s in specs]
     assert [row["v"] for row in legend[1]] == ["Vera Rubin NVL72", "GB300 NVL72", "GB200 NVL72"]
     assert legend[0] != legend[2]
+
+
+def test_a_hardware_named_like_another_keeps_its_colour_on_the_page(full_db, catalog):
+    """An imported slug spelt as a catalog hardware's name must not shift the page's colours:
+    the scales over every value list each name once."""
+    hw = ["B200 (HGX)", "gb200-nvl72", "zz-x"]
+    domain, _ = charts.nominal_domains(catalog, hw)["hardware_name"]
+    assert len(domain) == len(set(domain))
+    view = explore(full_db, ViewState(hw=hw), catalog)
+    page = charts.with_target(charts.explorer_base_spec(view, catalog,
+                                                        charts.explorer_x_domain(view)),
+                              view, catalog, link="/", still=True)
+    exported = explorer_chart(view, catalog, link="/").to_dict()
+    assert vlc.vegalite_to_png(page, scale=1) == vlc.vegalite_to_png(exported, scale=1)
