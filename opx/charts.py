@@ -361,14 +361,18 @@ def _stable(spec: dict, nominal: dict[str, tuple[list, list]]) -> dict:
                 scale = enc.get("scale") if isinstance(enc, dict) else None
                 if isinstance(scale, dict) and isinstance(scale.get("domain"), list):
                     yield layer, channel, enc
+    def shared(channel, enc):
+        """What layers share one scale by: a nominal field, or the x or y channel."""
+        field = enc.get("field")
+        return field if field in nominal or channel not in ("x", "y") else channel
     drawn: dict[str, list] = {}
-    for _, _, enc in channels():
-        drawn.setdefault(enc.get("field"), []).append(enc["scale"]["domain"])
+    for _, channel, enc in channels():
+        drawn.setdefault(shared(channel, enc), []).append(enc["scale"]["domain"])
     read = []
     for layer, channel, enc in list(channels()):
         field = enc.get("field")
         domain = enc["scale"]["domain"]
-        if any(d != domain for d in drawn[field]):
+        if any(d != domain for d in drawn[shared(channel, enc)]):
             continue
         if field in nominal:
             full, look = nominal[field]
