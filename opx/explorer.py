@@ -489,7 +489,7 @@ def finish(p: Prepared, state: ViewState, catalog: Catalog) -> ExplorerView:
 def _drawn(inputs: resolver.Inputs, hw: str, simulated: bool) -> Drawn | None:
     """One kind of figures of one hardware as drawn: its envelope, reference lines and peak
     (its value at the target is set by `finish`)."""
-    env = _rows(inputs.points, hw, simulated, envelope=True)
+    env = inputs.envelope(hw, simulated)      # the resolver's, made once per prepared view
     if env.empty and _rows(inputs.references, hw, simulated).empty:
         return None
     return Drawn(kind=SIMULATED if simulated else DATA,
@@ -504,11 +504,10 @@ def _value_of(answer: Answer) -> ValueAt:
             else ValueAt(answer.status))
 
 
-def _rows(df: pd.DataFrame, hw: str, simulated: bool, envelope: bool = False) -> pd.DataFrame:
+def _rows(df: pd.DataFrame, hw: str, simulated: bool) -> pd.DataFrame:
     if df.empty:
         return df
-    keep = (df.hardware == hw) & (df.simulated == simulated)
-    return df[keep & df.on_envelope] if envelope else df[keep]
+    return df[(df.hardware == hw) & (df.simulated == simulated)]
 
 
 def _simulated_percentiles() -> str:

@@ -7,11 +7,12 @@ survived younger collections grow by a quarter). After the imports the process h
 157,000 tracked objects (the libraries' modules, classes and Altair's schema), alive until it
 ends, and a full collection over them took 80-120 ms of whichever interaction it fell in (about
 one in twelve). `gc.freeze` moves them to the permanent generation: a full collection then walks
-only what the sessions made since, 7-18 ms.
+only what the sessions made since, 7-22 ms.
 
 The freeze runs once per process, before any page has built a view, so it holds no view, chart
-or data (an import of this module again, after an edit, freezes nothing); of the sessions only what Streamlit made for the first one before its script started
-(a few hundred objects), which cyclic collection then never frees (docs/performance.md).
+or data (importing this module again after an edit freezes nothing); of the sessions, only what
+Streamlit made for the first one before its script started (a few hundred objects), which
+cyclic collection then never frees (docs/performance.md).
 """
 from __future__ import annotations
 
