@@ -153,6 +153,16 @@ class ExplorerView:
         """What the sources say about the figures on the cards (each hardware's figure at the
         target and its peak): the notes of the data points behind them, one line per hardware
         and figure, so a caveat is read beside the figure it qualifies."""
+        return list(self._caveats)
+
+    def tables_made(self) -> ExplorerView:
+        """This view with its caveats and tables made, kept with it (in its `__dict__`, so in a
+        pickled copy too): a page caches the view and draws them at every rerun."""
+        self._caveats, self._provenance, self._table     # noqa: B018 (made on first read)
+        return self
+
+    @functools.cached_property
+    def _caveats(self) -> list[str]:
         out = []
         for s in self.summaries:
             for what, rows in (("at the target", self._points_behind(s)),
@@ -162,13 +172,20 @@ class ExplorerView:
                     out.append(f"{s.name}, {what}: {'; '.join(notes)}")
         return list(dict.fromkeys(out))
 
+    @functools.cached_property
+    def _noted(self) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """The points and the reference figures whose source says something about them (few):
+        the only rows a caveat can come from."""
+        return tuple(df[df.point_note.notna()] if not df.empty and "point_note" in df
+                     else df.iloc[0:0] for df in (self.points, self.references))
+
     def _points_behind(self, s) -> list[str]:
-        if not s.answer.ok or s.answer.kind == SIMULATED or self.points.empty:
+        pts = self._noted[0]
+        if not s.answer.ok or s.answer.kind == SIMULATED or pts.empty:
             return []
-        pts = self.points
         keys = {(c.run_id, round(c.x, 6)) for c in s.answer.configs}
         hit = pts[[(r, round(x, 6)) in keys for r, x in zip(pts.run_id, pts.x)]]
-        return [str(n) for n in hit.point_note.dropna()] if "point_note" in hit else []
+        return [str(n) for n in hit.point_note]
 
     def _peak_behind(self, s) -> list[str]:
         value = s.peak_figure.value
@@ -176,11 +193,15 @@ class ExplorerView:
             return []
         rows = [df[(df.hardware == s.hardware) & ~df.simulated.astype(bool)
                    & np.isclose(df.y, value)]
-                for df in (self.references, self.points) if not df.empty and "point_note" in df]
-        return [str(n) for df in rows for n in df.point_note.dropna()]
+                for df in reversed(self._noted) if not df.empty]
+        return [str(n) for df in rows for n in df.point_note]
 
     def provenance_table(self) -> pd.DataFrame:
         """One row per figure drawn: where it comes from and what its source says about it."""
+        return self._provenance
+
+    @functools.cached_property
+    def _provenance(self) -> pd.DataFrame:
         cols = {"hardware_name": "Hardware", "label": "Run", "provenance": "Provenance",
                 "point_note": "Note", "source_text": "Source"}
         frames = [df[list(cols)] for df in (self.points, self.references) if not df.empty]
@@ -192,6 +213,10 @@ class ExplorerView:
         """The per-hardware table under the chart, as shown: the figure at the target and how it
         was obtained (the resolver's), what the projection alone says there, the one peak; every
         cell a word or a formatted number."""
+        return self._table
+
+    @functools.cached_property
+    def _table(self) -> pd.DataFrame:
         y = metrics.y_metric(self.state.y)
         peak = "Peak" if y.direction == "higher" else "Best (at peak throughput)"
         at = f"At {format_number(self.state.target)} tok/s/user"

@@ -257,7 +257,7 @@ def _from_envelope(env: pd.DataFrame, inputs: Inputs, hw: str, name: str, target
             return Answer(value=value, tput=v.value, how="point", configs=(_config(row, pct),),
                           provenance=provs, x=float(row.x), **common)
         return Answer(value=value, tput=v.value, how="interpolated",
-                      configs=tuple(_config(r, pct) for r in used.itertuples()),
+                      configs=tuple(_config(used.iloc[i], pct) for i in range(len(used))),
                       provenance=f"interpolated between {provs} points", x=target, **common)
     if v.status == "below_range":
         row = env.iloc[0]                    # the slowest point: the most throughput that meets it

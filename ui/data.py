@@ -55,7 +55,8 @@ def _today() -> str:
 def _explorer_view(db: str, stamp: tuple[int, int], state_json: str) -> ExplorerView:
     # The database part is cached inside opx on the query and the data stamp (fetch_cached), so
     # moving the target or the baseline reuses it, however many points are stored.
-    return explore(location(db), ViewState.model_validate_json(state_json), catalog())
+    return explore(location(db), ViewState.model_validate_json(state_json), catalog()
+                   ).tables_made()
 
 
 def explorer_view(state: ViewState) -> ExplorerView:
@@ -71,7 +72,8 @@ def _explorer_spec(db: str, stamp: tuple[int, int], state_json: str, link: str,
     # whichever target came first: they read its data and the x domain only
     base = _explorer_base(db, stamp, _still(ViewState.model_validate_json(state_json)),
                           *charts.explorer_x_domain(view), view)
-    return charts.on_page(charts.with_target(base, view, catalog(), link=link, still=True))
+    return _arrow_datasets(charts.on_page(charts.with_target(base, view, catalog(), link=link,
+                                                             still=True)))
 
 
 def _still(state: ViewState) -> str:
@@ -91,11 +93,12 @@ def _explorer_base(db: str, stamp: tuple[int, int], state_json: str, x_lo: float
 
 def _arrow_datasets(spec: dict) -> dict:
     """`spec` with its datasets as the Arrow bytes Streamlit would make of them in every run that
-    draws the chart (`st.vega_lite_chart` sends bytes as they are): made once for the layers
-    that stay while the target moves."""
+    draws the chart (`st.vega_lite_chart` sends bytes as they are): made once per cached spec,
+    not at every rerun."""
     from streamlit import dataframe_util
-    return dict(spec, datasets={name: dataframe_util.convert_anything_to_arrow_bytes(rows)
-                                for name, rows in spec.get("datasets", {}).items()})
+    return dict(spec, datasets={
+        name: rows if isinstance(rows, bytes)
+        else dataframe_util.convert_anything_to_arrow_bytes(rows) for name, rows in spec.get("datasets", {}).items()})
 
 
 def explorer_spec(state: ViewState, link: str) -> dict:

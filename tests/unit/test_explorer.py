@@ -71,3 +71,37 @@ def test_marks_sent_to_the_browser_are_capped(tmp_path, catalog):
     assert len(view.points) <= 5000
     env = view.points[view.points.on_envelope]
     assert len(env) == 50   # the fastest run is the envelope everywhere
+
+
+@pytest.mark.parametrize("target", [30, 120, 387, 1000])
+@pytest.mark.parametrize("hw", [("vr-nvl72", "gb300-nvl72"), ("gb200-nvl72", "b200", "h200")])
+def test_caveats_are_the_notes_of_the_points_behind_each_figure(full_db, catalog, hw, target):
+    """The caveats beside the figures, read from the few noted rows, are those of every row
+    behind each figure: the points its answer names (at the target) and the non-simulated rows
+    at its peak, references first."""
+    import numpy as np
+
+    from opx.explorer import _caveat
+    view = explore(full_db, ViewState(hw=hw, target=target), catalog)
+    want = []
+    for s in view.summaries:
+        at = []
+        if s.answer.ok and s.answer.kind != "simulated" and not view.points.empty:
+            keys = {(c.run_id, round(c.x, 6)) for c in s.answer.configs}
+            at = [n for r, x, n in zip(view.points.run_id, view.points.x, view.points.point_note)
+                  if (r, round(x, 6)) in keys and isinstance(n, str)]
+        peak = [n for df in (view.references, view.points) if not df.empty
+                for h, sim, y, n in zip(df.hardware, df.simulated, df.y, df.point_note)
+                if s.peak_figure.value is not None and h == s.hardware and not sim
+                and np.isclose(y, s.peak_figure.value) and isinstance(n, str)]
+        for what, rows in (("at the target", at), ("peak", peak)):
+            notes = [n for n in dict.fromkeys(_caveat(r) for r in rows) if n]
+            if notes:
+                want.append(f"{s.name}, {what}: {'; '.join(notes)}")
+    assert view.caveats() == list(dict.fromkeys(want))
+    assert view.tables_made().caveats() == view.caveats()
+    # made once and kept in the copy a page's cache hands back at every rerun
+    import pickle
+    kept = pickle.loads(pickle.dumps(view))
+    assert {"_caveats", "_provenance", "_table"} <= set(vars(kept))
+    assert kept.table().equals(view.table())
