@@ -3,10 +3,14 @@ import json
 
 import pytest
 import vl_convert as vlc
+import hypothesis
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as hst
 
 from models import ViewState
 from opx.charts import PROVENANCE_SHAPES, explorer_chart
 from opx.explorer import explore
+from tests.unit.test_one_number import EXAMPLES, held, views  # noqa: F401 (a fixture)
 
 STATES = [
     ViewState(),
@@ -480,3 +484,30 @@ def test_a_hardware_named_like_another_keeps_its_colour_on_the_page(full_db, cat
                               view, catalog, link="/", still=True)
     exported = explorer_chart(view, catalog, link="/").to_dict()
     assert vlc.vegalite_to_png(page, scale=1) == vlc.vegalite_to_png(exported, scale=1)
+
+
+@settings(max_examples=EXAMPLES, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(data=hst.data())
+def test_a_target_s_layers_filled_into_a_kept_spec_equal_those_built_afresh(full_db, catalog,
+                                                                           held, data):
+    """A target change serialises the target's layers only once per shape and puts the new
+    target's rows into that spec (`charts._layers_spec`): over views drawn from what the
+    database holds, each moved from another target, the page's and the export's specs are those
+    built with nothing kept, key for key and in the same order."""
+    first, then = data.draw(views(held)), data.draw(views(held))
+    state = then.model_copy(update={"target": first.target})
+    extra = data.draw(hst.sampled_from(({}, {"xscale": "linear"}, {"runs": True, "points": True},
+                                        {"conc": 64})))
+    before, after = (explore(full_db, s.model_copy(update=extra), catalog)
+                     for s in (state, then))
+    base = charts.explorer_base_spec(after, catalog, charts.explorer_x_domain(after))
+    for still in (False, True):
+        charts._TEMPLATES.clear()
+        charts.with_target(base, before, catalog, link="/x", still=still)   # keeps its shape
+        kept = charts.with_target(base, after, catalog, link="/x", still=still)
+        filled = len(charts._TEMPLATES) == 1       # the same shape: filled with after's rows
+        charts._TEMPLATES.clear()
+        afresh = charts.with_target(base, after, catalog, link="/x", still=still)
+        assert json.dumps(kept) == json.dumps(afresh)
+    hypothesis.event(f"filled a spec kept at another target: {filled}")
