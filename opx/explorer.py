@@ -173,28 +173,28 @@ class ExplorerView:
         return list(dict.fromkeys(out))
 
     @functools.cached_property
-    def _noted(self) -> tuple[pd.DataFrame, pd.DataFrame]:
-        """The points and the reference figures whose source says something about them (few):
-        the only rows a caveat can come from."""
-        return tuple(df[df.point_note.notna()] if not df.empty and "point_note" in df
-                     else df.iloc[0:0] for df in (self.points, self.references))
+    def _noted(self) -> tuple[list[tuple], list[tuple]]:
+        """The points and the reference figures whose source says something about them (few),
+        as (hardware, simulated, run_id, x, y, note): the only rows a caveat can come from."""
+        cols = ["hardware", "simulated", "run_id", "x", "y", "point_note"]
+        return tuple(list(df.loc[df.point_note.notna(), cols].itertuples(index=False, name=None))
+                     if not df.empty and "point_note" in df else []
+                     for df in (self.points, self.references))
 
     def _points_behind(self, s) -> list[str]:
-        pts = self._noted[0]
-        if not s.answer.ok or s.answer.kind == SIMULATED or pts.empty:
+        if not s.answer.ok or s.answer.kind == SIMULATED:
             return []
         keys = {(c.run_id, round(c.x, 6)) for c in s.answer.configs}
-        hit = pts[[(r, round(x, 6)) in keys for r, x in zip(pts.run_id, pts.x)]]
-        return [str(n) for n in hit.point_note]
+        return [str(n) for _, _, r, x, _, n in self._noted[0] if (r, round(x, 6)) in keys]
 
     def _peak_behind(self, s) -> list[str]:
         value = s.peak_figure.value
         if value is None:
             return []
-        rows = [df[(df.hardware == s.hardware) & ~df.simulated.astype(bool)
-                   & np.isclose(df.y, value)]
-                for df in reversed(self._noted) if not df.empty]
-        return [str(n) for df in rows for n in df.point_note]
+        return [str(n) for rows in reversed(self._noted)
+                for hw, simulated, _, _, y, n in rows
+                if hw == s.hardware and not simulated
+                and abs(y - value) <= 1e-8 + 1e-5 * abs(value)]     # numpy's isclose
 
     def provenance_table(self) -> pd.DataFrame:
         """One row per figure drawn: where it comes from and what its source says about it."""
