@@ -330,8 +330,8 @@ def _shape(obj):
     """What a chart's spec is made of apart from its rows: every property, and each frame's
     columns (None for something this does not know, which is then never kept)."""
     if isinstance(obj, alt.utils.schemapi.SchemaBase):
-        parts = tuple((k, _shape(v)) for k, v in sorted(obj._kwds.items())
-                      if v is not alt.Undefined)
+        parts = (("", _shape(list(obj._args))),) + tuple(
+            (k, _shape(v)) for k, v in sorted(obj._kwds.items()) if v is not alt.Undefined)
         return None if any(v is None for _, v in parts) else (type(obj).__name__, parts)
     if isinstance(obj, pd.DataFrame):
         return ("frame", tuple(obj.columns), tuple(str(t) for t in obj.dtypes))

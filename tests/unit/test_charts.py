@@ -511,3 +511,22 @@ def test_a_target_s_layers_filled_into_a_kept_spec_equal_those_built_afresh(full
         afresh = charts.with_target(base, after, catalog, link="/x", still=still)
         assert json.dumps(kept) == json.dumps(afresh)
     hypothesis.event(f"filled a spec kept at another target: {filled}")
+
+
+def test_a_layer_s_shape_is_everything_but_its_rows():
+    """`charts._shape`, the key a kept target spec is found by: rows do not change it; a
+    property, a value channel, a column or a frame's type of column does; what it cannot read
+    is never kept (None)."""
+    import altair as alt
+    import pandas as pd
+
+    def rule(frame, **mark):
+        return [alt.Chart(frame).mark_rule(**mark).encode(x="x:Q", y=alt.YValue(0))]
+    one, two = pd.DataFrame({"x": [1.0]}), pd.DataFrame({"x": [2.0]})
+    assert charts._shape(rule(one)) == charts._shape(rule(two))
+    assert charts._shape(rule(one)) != charts._shape(rule(one, color="red"))
+    moved = [alt.Chart(one).mark_rule().encode(x="x:Q", y=alt.YValue(5))]
+    assert charts._shape(rule(one)) != charts._shape(moved)
+    assert charts._shape(rule(one)) != charts._shape(rule(one.assign(label="a")))
+    assert charts._shape(rule(one)) != charts._shape(rule(pd.DataFrame({"x": [1]})))
+    assert charts._shape([alt.Chart(one).mark_rule(color=object())]) is None
