@@ -582,10 +582,27 @@ def _decorate(df: pd.DataFrame, catalog: Catalog) -> pd.DataFrame:
     versions = df["framework_version"] if "framework_version" in df else pd.Series("", index=df.index)
     df["framework_text"] = [" ".join(str(p) for p in (f, v) if _given(p) and str(p))
                             for f, v in zip(df.framework, versions)]
-    df["deployment"] = [_deployment_label(r) for r in df.itertuples()]
+    df["deployment"] = _deployment_labels(df)
     df["source_text"] = [_source_text(s, u) for s, u in zip(df.source, df.source_url)]
     df["date"] = df["date"].astype(str).replace({"NaT": "", "None": ""})
     return df
+
+
+_DEPLOYMENT_FIELDS = ["tp", "ep", "dp_attention", "disaggregated", "gpus_prefill", "gpus_decode",
+                      "gpus_total", "mtp"]
+
+
+def _deployment_labels(df: pd.DataFrame) -> list[str]:
+    """Each row's `_deployment_label`, made once per distinct deployment (a run's points, and
+    often many runs, share one)."""
+    made: dict[tuple, str] = {}
+    out = []
+    for r in df[_DEPLOYMENT_FIELDS].itertuples(index=False):
+        key = tuple(v if _given(v) else None for v in r)
+        if key not in made:
+            made[key] = _deployment_label(r)
+        out.append(made[key])
+    return out
 
 
 def _deployment_label(r) -> str:

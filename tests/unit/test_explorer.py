@@ -105,3 +105,13 @@ def test_caveats_are_the_notes_of_the_points_behind_each_figure(full_db, catalog
     kept = pickle.loads(pickle.dumps(view))
     assert {"_caveats", "_provenance", "_table"} <= set(vars(kept))
     assert kept.table().equals(view.table())
+
+
+def test_deployment_labels_made_once_per_deployment_are_each_row_s(full_db):
+    """`_deployment_labels` makes a label once per distinct deployment: for every point and
+    reference figure the database holds, each row's is the label made from that row alone."""
+    from opx.explorer import _deployment_label, _deployment_labels
+    with store.reading(full_db) as con:
+        rows = con.execute("SELECT * FROM runs").df()
+    assert len(rows) > 100 and rows.tp.isna().any() and rows.disaggregated.astype(bool).any()
+    assert _deployment_labels(rows) == [_deployment_label(r) for r in rows.itertuples()]
