@@ -292,7 +292,12 @@ def _layers_spec(layers: list, title: alt.TitleParams) -> dict:
     (`_own_data`). Layers of one shape (everything but their rows: a target's, moved) are
     serialised once; later ones put their rows through Altair's own data path into the kept
     spec, without serialising every mark and channel again (about 20 ms of a target change)."""
-    key = _shape(layers)
+    shape = _shape(layers)
+    # `_lean` cuts the columns of one frame to what all the layers drawing it read: which layers
+    # share a frame is part of the shape
+    first = {}
+    key = None if shape is None else (shape, tuple(first.setdefault(id(p.data), i)
+                                                   for i, p in enumerate(layers)))
     with _TEMPLATES_LOCK:
         template = _TEMPLATES.get(key)
     if template is None:
@@ -305,10 +310,10 @@ def _layers_spec(layers: list, title: alt.TitleParams) -> dict:
             with _TEMPLATES_LOCK:
                 while len(_TEMPLATES) >= _TEMPLATES_KEPT:
                     _TEMPLATES.pop(next(iter(_TEMPLATES)))
-                _TEMPLATES[key] = _Template(
-                    top={k: v for k, v in spec.items()
-                         if k not in ("layer", "datasets", "title", "data")},
-                    layers=tuple(spec["layer"]),
+                _TEMPLATES[key] = _Template(      # a copy: the spec returned is the caller's
+                    top=copy.deepcopy({k: v for k, v in spec.items()
+                                       if k not in ("layer", "datasets", "title", "data")}),
+                    layers=tuple(copy.deepcopy(spec["layer"])),
                     columns=tuple(tuple(p.data.columns) for p in chart.layer))
         return spec
     from altair.vegalite.v6.api import _prepare_data     # what `to_dict` does with each frame
@@ -327,11 +332,11 @@ def _layers_spec(layers: list, title: alt.TitleParams) -> dict:
 
 
 def _shape(obj):
-    """What a chart's spec is made of apart from its rows: every property, and each frame's
-    columns (None for something this does not know, which is then never kept)."""
+    """What a chart's spec is made of apart from its rows: every property in its order, and
+    each frame's columns (None for something this does not know, which is then never kept)."""
     if isinstance(obj, alt.utils.schemapi.SchemaBase):
         parts = (("", _shape(list(obj._args))),) + tuple(
-            (k, _shape(v)) for k, v in sorted(obj._kwds.items()) if v is not alt.Undefined)
+            (k, _shape(v)) for k, v in obj._kwds.items() if v is not alt.Undefined)
         return None if any(v is None for _, v in parts) else (type(obj).__name__, parts)
     if isinstance(obj, pd.DataFrame):
         return ("frame", tuple(obj.columns), tuple(str(t) for t in obj.dtypes))
@@ -339,10 +344,10 @@ def _shape(obj):
         parts = tuple(_shape(v) for v in obj)
         return None if any(v is None for v in parts) else parts
     if isinstance(obj, dict):
-        parts = tuple((k, _shape(v)) for k, v in sorted(obj.items()))
+        parts = tuple((k, _shape(v)) for k, v in obj.items())
         return None if any(v is None for _, v in parts) else ("dict", parts)
     if obj is None or isinstance(obj, (str, int, float, bool, np.number, np.bool_)):
-        return ("value", type(obj).__name__, obj)
+        return ("value", type(obj).__name__, repr(obj))       # repr: -0.0 is not 0.0
     return None
 
 

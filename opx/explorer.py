@@ -174,8 +174,8 @@ class ExplorerView:
 
     @functools.cached_property
     def _noted(self) -> tuple[list[tuple], list[tuple]]:
-        """The points and the reference figures whose source says something about them (few),
-        as (hardware, simulated, run_id, x, y, note): the only rows a caveat can come from."""
+        """The points and the reference figures whose source says something about them, as
+        (hardware, simulated, run_id, x, y, note): the only rows a caveat can come from."""
         cols = ["hardware", "simulated", "run_id", "x", "y", "point_note"]
         return tuple(list(df.loc[df.point_note.notna(), cols].itertuples(index=False, name=None))
                      if not df.empty and "point_note" in df else []
@@ -194,11 +194,11 @@ class ExplorerView:
         return [str(n) for rows in reversed(self._noted)
                 for hw, simulated, _, _, y, n in rows
                 if hw == s.hardware and not simulated
-                and abs(y - value) <= 1e-8 + 1e-5 * abs(value)]     # numpy's isclose
+                and (y == value or abs(y - value) <= 1e-8 + 1e-5 * abs(value))]  # np.isclose
 
     def provenance_table(self) -> pd.DataFrame:
         """One row per figure drawn: where it comes from and what its source says about it."""
-        return self._provenance
+        return self._provenance.copy()
 
     @functools.cached_property
     def _provenance(self) -> pd.DataFrame:
@@ -213,7 +213,7 @@ class ExplorerView:
         """The per-hardware table under the chart, as shown: the figure at the target and how it
         was obtained (the resolver's), what the projection alone says there, the one peak; every
         cell a word or a formatted number."""
-        return self._table
+        return self._table.copy()
 
     @functools.cached_property
     def _table(self) -> pd.DataFrame:

@@ -530,3 +530,47 @@ def test_a_layer_s_shape_is_everything_but_its_rows():
     assert charts._shape(rule(one)) != charts._shape(rule(one.assign(label="a")))
     assert charts._shape(rule(one)) != charts._shape(rule(pd.DataFrame({"x": [1]})))
     assert charts._shape([alt.Chart(one).mark_rule(color=object())]) is None
+    red, blue = (alt.vegalite.v6.schema.core.Color(c) for c in ("red", "blue"))   # positional
+    assert charts._shape(rule(one, color=red)) != charts._shape(rule(one, color=blue))
+    assert charts._shape(rule(one, dx=0.0)) != charts._shape(rule(one, dx=-0.0))
+
+
+def test_layers_sharing_a_frame_or_not_are_kept_apart():
+    """Which layers draw one frame decides how its columns are cut (`_lean`), so it is part of
+    what a kept spec is found by: each spec equals the one built afresh."""
+    import altair as alt
+    import pandas as pd
+
+    def layers(shared: bool):
+        df = pd.DataFrame({"x": [1.0], "y": [2.0], "z": [3.0]})
+        a, b = (df, df) if shared else (df.copy(), df.copy())
+        return [alt.Chart(a).mark_rule().encode(x=alt.X("x:Q")),
+                alt.Chart(b).mark_rule().encode(y=alt.Y("y:Q")),
+                alt.Chart(df[["z"]]).mark_rule().encode(x=alt.X("z:Q"))]
+    title = alt.TitleParams("t")
+    for first, then in ((True, False), (False, True)):
+        charts._TEMPLATES.clear()
+        charts._layers_spec(layers(first), title)
+        kept = charts._layers_spec(layers(then), title)
+        charts._TEMPLATES.clear()
+        assert json.dumps(kept) == json.dumps(charts._layers_spec(layers(then), title))
+    kept = charts._layers_spec(layers(True), title)
+    kept["layer"][0]["mark"]["color"] = "red"                 # the caller's to change
+    assert "color" not in charts._layers_spec(layers(True), title)["layer"][0]["mark"]
+
+
+def test_a_target_inside_the_data_fills_the_spec_kept_at_another(full_db, catalog):
+    """Moving the target inside the data's range keeps the target layers' shape: the second
+    target's spec is the first's filled with its rows, equal to one built afresh."""
+    base = None
+    for still in (False, True):
+        charts._TEMPLATES.clear()
+        specs = []
+        for target in (150.0, 387.0, 420.0):
+            view = explore(full_db, ViewState(target=target), catalog)
+            base = base or charts.explorer_base_spec(view, catalog, charts.explorer_x_domain(view))
+            specs.append((view, charts.with_target(base, view, catalog, link="/", still=still)))
+        assert len(charts._TEMPLATES) == 1
+        for view, kept in specs[1:]:
+            charts._TEMPLATES.clear()
+            assert kept == charts.with_target(base, view, catalog, link="/", still=still)
