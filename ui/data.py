@@ -96,9 +96,12 @@ def _arrow_datasets(spec: dict) -> dict:
     draws the chart (`st.vega_lite_chart` sends bytes as they are): made once per cached spec,
     not at every rerun."""
     from streamlit import dataframe_util
-    return dict(spec, datasets={
-        name: rows if isinstance(rows, bytes)
-        else dataframe_util.convert_anything_to_arrow_bytes(rows) for name, rows in spec.get("datasets", {}).items()})
+    def arrow(rows):
+        if isinstance(rows, bytes):
+            return rows
+        return dataframe_util.convert_anything_to_arrow_bytes(rows)
+    return dict(spec, datasets={name: arrow(rows)
+                                for name, rows in spec.get("datasets", {}).items()})
 
 
 def explorer_spec(state: ViewState, link: str) -> dict:
