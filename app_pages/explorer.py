@@ -31,9 +31,9 @@ with st.sidebar:
 widgets.target_controls()
 
 state = urlstate.write_url(urlstate.state_from_widgets())
-saved_info = urlstate.saved_view_info()
-if saved_info:
-    st.info(escape_md(saved_info), icon=":material/bookmark:")
+with widgets.in_place():
+    if saved_info := urlstate.saved_view_info():
+        st.info(escape_md(saved_info), icon=":material/bookmark:")
 
 view = widgets.or_stop(data.explorer_view, state)
 
@@ -76,9 +76,10 @@ st.dataframe(view.table(), hide_index=True, key="explorer_table",     # wide: it
 widgets.view_notes(view)
 
 provenance = view.provenance_table()
-if not provenance.empty:
-    with st.expander("Sources and notes of the figures shown", expanded=False):
-        st.dataframe(provenance, hide_index=True, key="explorer_sources")
+with widgets.in_place():
+    if not provenance.empty:
+        with st.expander("Sources and notes of the figures shown", expanded=False):
+            st.dataframe(provenance, hide_index=True, key="explorer_sources")
 
 st.subheader("Share and export")
 share.share_box("/", state)

@@ -148,10 +148,13 @@ def _show_address(query: dict[str, list[str]]) -> None:
     `history.replaceState`); the next run's request carries the address the browser shows. Every
     other change goes through `st.query_params`, one history entry per change of view."""
     ss = st.session_state
+    # in a place of its own in every run, so the elements after it keep theirs
+    # (`widgets.in_place`)
+    slot = st.container()
     if ss.pop(_REPLACE, False):
         ss[_REPLACED] = ss.get(_PAGE)
         search = json.dumps(urlencode(query, doseq=True))   # percent-encoded: no markup
-        st.html("<script>history.replaceState(history.state, '', "
+        slot.html("<script>history.replaceState(history.state, '', "
                 f"location.pathname + ({search} ? '?' + {search} : ''));</script>",
                 unsafe_allow_javascript=True)
     elif _canonical(query) != _canonical(_current_query()):
