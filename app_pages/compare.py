@@ -42,8 +42,9 @@ try:
 except OpxError as exc:
     st.error(escape_md(f"error: {exc}"))
     st.stop()
-if state.ra and state.rb and not comparing_runs:
-    st.warning("A run in the link no longer exists; comparing the hardware instead.")
+with widgets.in_place():
+    if state.ra and state.rb and not comparing_runs:
+        st.warning("A run in the link no longer exists; comparing the hardware instead.")
 
 target_text = f"{format_number(state.target)} tok/s/user ({pct_label(state.pct)})"
 at_target, at_peak = compare.headline_multiples(view, side_a, side_b, comparing_runs)

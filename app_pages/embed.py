@@ -28,7 +28,8 @@ full_view = share.share_link(path, state)
 st.html("<style>[data-testid='stMainBlockContainer']{padding:0.6rem 0.8rem 0.4rem}"
         "[data-testid='stVegaLiteChart'] :is(canvas,svg).marks{max-width:100%!important;"
         "height:auto!important}</style>")
-widgets.show_notices(notices)      # what the address asked for and did not get, by name
+with widgets.in_place():           # what the address asked for and did not get, by name
+    widgets.show_notices(notices)
 spec = widgets.or_stop(data.embed_spec, path, state, share.base_url())
 st.vega_lite_chart(on_page(spec), theme=None, key="embed_chart")
 left, right = st.columns([3, 1], vertical_alignment="center")

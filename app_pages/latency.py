@@ -25,12 +25,14 @@ with st.sidebar:
 state = urlstate.write_url(urlstate.state_from_widgets())
 
 view = widgets.or_stop(data.latency_view, state)
-if view.answers:
-    # the figure every page shows at the target, and the point behind it that is drawn below
-    st.subheader(escape_md(f"At {format_number(state.target)} tok/s/user ({pct_label(state.pct)})"))
-    st.dataframe(latency.answers_table(view), hide_index=True, key="latency_answers")
-for note in view.notes:
-    st.info(escape_md(note))
+with widgets.in_place():             # what the target gives comes and goes with it
+    if view.answers:
+        # the figure every page shows at the target, and the point behind it drawn below
+        st.subheader(escape_md(f"At {format_number(state.target)} tok/s/user "
+                               f"({pct_label(state.pct)})"))
+        st.dataframe(latency.answers_table(view), hide_index=True, key="latency_answers")
+    for note in view.notes:
+        st.info(escape_md(note))
 
 if not view.runs.empty:
     # Every run with latencies can be picked; the picks are the link's `run`.

@@ -33,8 +33,9 @@ d2.number_input("or demand: output tokens/s", *widget_range("tps"), value=None, 
 
 state = urlstate.write_url(urlstate.state_from_widgets())
 result = widgets.or_stop(data.fleet_plan, state)
-for note in result.notes:
-    st.info(escape_md(note))
+with widgets.in_place():
+    for note in result.notes:
+        st.info(escape_md(note))
 
 link_text = share.share_link("/planner", state)
 title, subtitle = views.planner_context(result, catalog, link_text)

@@ -64,7 +64,8 @@ with st.sidebar:
     st.number_input("HBM TB/s per GPU (empty = catalog)", *widget_range("hbm"), value=None,
                     key=f"{PREFIX}hbm")
 
-widgets.show_notices(notices)     # the link's, and anchors that cannot anchor this projection
+with widgets.in_place():          # the link's (on arrival), and anchors that cannot anchor this
+    widgets.show_notices(notices)  # projection
 st.number_input("Target interactivity (tok/s/user)", *widget_range("target"), step=1.0,
                 key=f"{PREFIX}target")
 try:
@@ -82,7 +83,8 @@ except OpxError as exc:              # a database that cannot be read
 except (ValueError, KeyError) as exc:
     st.error(escape_md(f"Cannot simulate this: {exc}"))
     st.stop()
-widgets.show_notices(sim.notes)
+with widgets.in_place():
+    widgets.show_notices(sim.notes)
 result, fit = sim.result, sim.fit
 
 # The figure every page shows for this system at the target, and the projection's own value.

@@ -265,8 +265,7 @@ def with_target(base_spec: dict, view: ExplorerView, catalog: Catalog, link: str
     (`explorer_base_spec`, stored per view) and those that do (the target line, the figures at
     the target, the title), so a target change builds only the latter; `still`: as
     `still_spec` keeps it for the page."""
-    _, target = _explorer_parts(view, catalog, explorer_x_domain(view), parts=("target",),
-                                every_hardware=still)
+    _, target = _explorer_parts(view, catalog, explorer_x_domain(view), parts=("target",))
     top = _layers_spec(target, _explorer_title(view, catalog, link, as_of))
     merged = {k: v for k, v in base_spec.items() if k != "data"}
     merged["layer"] = _own_data(base_spec) + top["layer"]
@@ -382,9 +381,7 @@ def still_spec(spec: dict, moving: dict, nominal: dict | None = None) -> dict:
     narrower than NARROW_PX); with `nominal` (`nominal_domains`), also what moves with the
     hardware (`_stable`). It draws the same chart (tests/unit/test_charts.py renders both); two
     targets inside the data's range, or two sets of hardware, give the same spec apart from its
-    datasets, and two targets the same number of rows in each dataset (`with_target(...,
-    still=True)` gives every hardware a row at the target): Streamlit compiles a chart again
-    when either changes."""
+    datasets."""
     names = {}
     for layer in moving.get("layer", []):
         name = layer.get("data", {}).get("name")
@@ -396,15 +393,14 @@ def still_spec(spec: dict, moving: dict, nominal: dict | None = None) -> dict:
                     if layer.get("data", {}).get("name") in names else layer
                     for layer in spec["layer"]]
     title = spec.get("title")
-    if isinstance(title, dict) and isinstance(title.get("subtitle"), list) and title["subtitle"]:
-        # one row of lines each, however many lines a target gives: Streamlit compiles the
-        # chart again when a dataset's number of rows changes
+    if isinstance(title, dict) and isinstance(title.get("subtitle"), list):
         wide, thin = CONTEXT_DATA, CONTEXT_DATA + "_narrow"
-        out["datasets"][wide] = [{"lines": "\n".join(title["subtitle"])}]
-        out["datasets"][thin] = [{"lines": "\n".join(_narrow(title["subtitle"], NARROW_CHARS))}]
+        out["datasets"][wide] = [{"line": line} for line in title["subtitle"]]
+        out["datasets"][thin] = [{"line": line}
+                                 for line in _narrow(title["subtitle"], NARROW_CHARS)]
         out["title"] = dict(title, subtitle={
-            "signal": f"width < {NARROW_PX} ? split(data('{thin}')[0].lines, '\\n') "
-                      f": split(data('{wide}')[0].lines, '\\n')"})
+            "signal": f"width < {NARROW_PX} ? pluck(data('{thin}'), 'line') "
+                      f": pluck(data('{wide}'), 'line')"})
         # Vega-Lite compiles a dataset only when a layer reads it: these draw nothing
         out["layer"] = out["layer"] + _unseen((wide, thin))
     return _stable(out, nominal) if nominal else out
@@ -527,12 +523,8 @@ def _own_data(spec: dict) -> list[dict]:
 
 
 def _explorer_parts(view: ExplorerView, catalog: Catalog, x_domain: tuple[float, float],
-                    parts: tuple[str, ...] = ("base", "target"), every_hardware: bool = False
-                    ) -> tuple[list, list]:
-    """The Explorer chart's layers: those that stay when the target moves, and those that move.
-    `every_hardware`: the figures at the target have a row for every hardware, one that does not
-    reach it with no position (drawn as nothing), so their rows do not change in number when the
-    target moves (`still_spec`)."""
+                    parts: tuple[str, ...] = ("base", "target")) -> tuple[list, list]:
+    """The Explorer chart's layers: those that stay when the target moves, and those that move."""
     state = view.state
     x_metric = metrics.interactivity(state.pct)
     y_metric = metrics.y_metric(state.y)
@@ -677,24 +669,20 @@ def _explorer_parts(view: ExplorerView, catalog: Catalog, x_domain: tuple[float,
 
     # each hardware's figure at the target (opx.resolve): an at-least figure is labelled "≥" and
     # its tooltip names the faster point it comes from
-    # (not on a chart with nothing else drawn, which would gain an axis and a legend)
-    every_hardware = every_hardware and not (view.points.empty and view.references.empty)
-    hits = [(s.name, s.answer) for s in view.summaries if s.answer.ok or every_hardware]
+    hits = [(s.name, s.answer) for s in view.summaries if s.answer.ok]
     if hits:
         how = {"point": "a point at the target", "interpolated": "interpolated",
                "at_least": "at least: a faster point meets the target",
                "stricter": "at least: a stricter statistic's point meets the target"}
         hit_df = pd.DataFrame({"hardware_name": [h[0] for h in hits], "x": state.target,
-                               "y": [a.value if a.ok else math.nan for _, a in hits],
-                               "value": [a.cell(y_metric) if a.ok else None for _, a in hits],
+                               "y": [a.value for _, a in hits],
+                               "value": [a.cell(y_metric) for _, a in hits],
                                "value_text": [f"{a.sign} {y_metric.format(a.value, unit=True, digits=4)}"
-                                              .strip() if a.ok else None for _, a in hits],
+                                              .strip() for _, a in hits],
                                "how": [how.get(a.how, a.how)
                                        + (" (projection)" if a.kind == SIMULATED else "")
-                                       if a.ok else None for _, a in hits]})
-        drawn = hit_df.y.notna()
-        hit_df["label_y"] = math.nan
-        hit_df.loc[drawn, "label_y"] = _stagger_on(list(hit_df.y[drawn]), y_scale, y_top)
+                                       for _, a in hits]})
+        hit_df["label_y"] = _stagger_on(list(hit_df.y), y_scale, y_top)
         layers.append(alt.Chart(hit_df).mark_point(size=260, shape="circle", filled=False,
                                                    strokeWidth=2).encode(
             x=x_enc, y=y_enc, color=color,

@@ -187,7 +187,7 @@ def test_a_chart_kept_until_the_data_changes_still_gives_the_day_it_is_drawn(see
 
     def lines(spec):      # the page's datasets are the Arrow bytes it sends
         from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
-        return " ".join(convert_arrow_bytes_to_pandas_df(spec["datasets"]["opx_context"]).lines)
+        return " ".join(convert_arrow_bytes_to_pandas_df(spec["datasets"]["opx_context"]).line)
     today = lines(data.explorer_spec(ViewState(), "/"))
     assert f"opx, {dt.date.today().isoformat()}" in today
 

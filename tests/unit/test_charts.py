@@ -439,11 +439,10 @@ def test_the_page_s_still_chart_draws_the_exported_chart(full_db, catalog, query
 @given(data=hst.data())
 def test_moving_the_target_inside_the_data_keeps_the_page_s_chart_spec(full_db, catalog, held,
                                                                       data):
-    """Inside the data's range a target change changes only the rows of the page chart's
-    datasets, never the spec nor how many rows a dataset has (Streamlit compiles the chart again
-    when either changes, instead of updating its rows), over views drawn from what the database
-    holds: a hardware that stops reaching the target keeps its row, drawn as nothing. The
-    datasets that do not move keep their names and rows."""
+    """Inside the data's range a target change changes only the page chart's datasets, so the
+    browser updates rows instead of compiling a new chart, over views drawn from what the
+    database holds (a hardware that stops reaching the target among them); the datasets that do
+    not move keep their names and rows."""
     state = data.draw(views(held))
     first = explore(full_db, state, catalog)
     hypothesis.assume(not first.points.empty)
@@ -461,32 +460,15 @@ def test_moving_the_target_inside_the_data_keeps_the_page_s_chart_spec(full_db, 
             charts.explorer_base_spec(first, catalog, charts.explorer_x_domain(view)),
             view, catalog, link=f"/?target={target:g}", still=True))
     still = [json.dumps({k: v for k, v in s.items() if k != "datasets"}) for s in specs]
-    rows = [{k: len(v) for k, v in s["datasets"].items()} for s in specs]
-    assert all(s == still[0] for s in still) and all(r == rows[0] for r in rows)
+    assert all(s == still[0] for s in still)
+    assert all(set(s["datasets"]) == set(specs[0]["datasets"]) for s in specs)
     differ = {k for s in specs for k in specs[0]["datasets"]
               if not k.startswith(("opx_target", "opx_context"))
               and json.dumps(specs[0]["datasets"][k]) != json.dumps(s["datasets"][k])}
     assert not differ, (differ, [s["datasets"][k] for s in specs for k in differ][:6])
-    reached = {len([r for r in s["datasets"].get("opx_target_2", []) if r["y"] is not None])
-               for s in specs}
+    reached = {len(s["datasets"].get("opx_target_2", [])) for s in specs}
     hypothesis.event(f"hardware reaching the target differ between the targets: "
                      f"{len(reached) > 1}")
-
-
-def test_a_hardware_that_stops_reaching_the_target_keeps_its_row_on_the_page(full_db, catalog):
-    """GB300 NVL72 reaches 387 tok/s/user and not 1,000 on the seed view: the page's figures at
-    the target keep a row for it, with no position, and the chart still draws the export."""
-    pages = []
-    for target in (387.0, 1000.0):
-        view = explore(full_db, ViewState(target=target), catalog)
-        page = charts.with_target(charts.explorer_base_spec(view, catalog,
-                                                            charts.explorer_x_domain(view)),
-                                  view, catalog, link="/", still=True)
-        exported = explorer_chart(view, catalog, link="/").to_dict()
-        assert vlc.vegalite_to_png(page, scale=1) == vlc.vegalite_to_png(exported, scale=1)
-        pages.append({r["hardware_name"]: r["y"] for r in page["datasets"]["opx_target_2"]})
-    assert pages[0].keys() == pages[1].keys() == {"Vera Rubin NVL72", "GB300 NVL72"}
-    assert pages[0]["GB300 NVL72"] > 0 and pages[1]["GB300 NVL72"] is None
 
 
 def test_adding_or_removing_a_hardware_keeps_the_page_s_chart_spec(full_db, catalog):
