@@ -1,6 +1,7 @@
-"""How the anchored curves' two shape targets pull apart (docs/simulator.md, "Where it fails").
+"""How the anchored curves' two shape targets pull apart (docs/simulator.md, "Where it fails"),
+and what a shape per kind of deployment gives held out ("Between the anchors", `--kinds`).
 
-    .venv/bin/python scripts/shape_tradeoff.py
+    .venv/bin/python scripts/shape_tradeoff.py [--kinds]
 
 Scores every shape of the learned family (`y ** p` linear in `x ** q`, each pair of
 `opx.simulate.shape.POWERS`) on the envelopes `simulate --validate` holds out, each drawn
@@ -8,6 +9,11 @@ through its two end points, and prints the pairs that no other pair beats on bot
 median error of the points between and the share of envelopes where the shape does worse than
 log-log. The pairs are chosen on the envelopes they are scored on (in sample), so these are
 better than any projection can do.
+
+`--kinds`: one shape per kind (MoE or dense model, workload, both, serving mode), each learned
+on the built-in measured curves of that kind from the other models (leave one model out; all of
+the other models' curves where a kind has fewer than MIN_KIND of them), scored on the same
+envelopes beside one shape for all.
 """
 from __future__ import annotations
 
@@ -43,8 +49,52 @@ def scores(envelopes: list[dict]) -> list[tuple[float, float, float, float]]:
     return sorted(out)
 
 
+MIN_KIND = 20          # training curves a kind needs for a shape of its own
+
+
+def by_kind(envelopes: list[dict], catalog) -> None:
+    """Median held-out error and share worse than log-log with a shape per kind."""
+    curves = SH.measured_curves(catalog)
+    loglog = SH.Shape(0.0, 0.0, (0.0, 0.0), SH.COVERAGE, 0, "log-log")
+
+    def moe(model: str) -> bool:
+        return catalog.models[model].experts > 0
+    kinds = {"one shape for all": lambda m, w, d: "all",
+             "MoE or dense": lambda m, w, d: moe(m),
+             "workload (ISL/OSL)": lambda m, w, d: w,
+             "MoE or dense, and workload": lambda m, w, d: (moe(m), w),
+             "aggregated or disaggregated": lambda m, w, d: d}
+    print(f"{len(envelopes)} measured envelopes, each through its two end points, the shape "
+          "learned leaving its model out:")
+    print(f"{'shape per':>28} {'median APE %':>13} {'worse than log-log, % of envelopes':>36}")
+    for name, kind in kinds.items():
+        shapes: dict = {}
+        errors, worse = [], 0
+        with np.errstate(all="ignore"):
+            for e in envelopes:
+                key = (e["model"], kind(e["model"], e["workload"], e["disaggregated"]))
+                if key not in shapes:
+                    other = [c for c in curves if c.model != e["model"]]
+                    same = [c for c in other if kind(c.model, c.workload, c.disaggregated)
+                            == key[1]]
+                    shapes[key] = SH.fit(same if len(same) >= MIN_KIND else other)
+                x, y = e["x"], e["y"]
+                ape = np.abs(SH.between(x[0], y[0], x[-1], y[-1], x[1:-1], shapes[key])
+                             / y[1:-1] - 1) * 100
+                ll = np.abs(SH.between(x[0], y[0], x[-1], y[-1], x[1:-1], loglog)
+                            / y[1:-1] - 1) * 100
+                errors.append(ape)
+                worse += np.median(ape) > np.median(ll)
+        print(f"{name:>28} {np.median(np.concatenate(errors)):13.1f} "
+              f"{100.0 * worse / len(envelopes):36.1f}")
+
+
 def main() -> None:
-    envs = [e for e in AV.envelopes(None, load_catalog()) if e["x"].size >= AV.MIN_FRONTIER]
+    catalog = load_catalog()
+    envs = [e for e in AV.envelopes(None, catalog) if e["x"].size >= AV.MIN_FRONTIER]
+    if "--kinds" in sys.argv[1:]:
+        by_kind(envs, catalog)
+        return
     print(f"{len(envs)} measured envelopes, each through its two end points; pairs no other "
           "pair beats on both figures:")
     print(f"{'median APE %':>13} {'worse than log-log, % of envelopes':>36}   p     q")
