@@ -64,8 +64,9 @@ with st.sidebar:
     st.number_input("HBM TB/s per GPU (empty = catalog)", *widget_range("hbm"), value=None,
                     key=f"{PREFIX}hbm")
 
-with widgets.in_place():          # the link's (on arrival), and anchors that cannot anchor this
-    widgets.show_notices(notices)  # projection
+# the link's notices (on arrival), and anchors that cannot anchor this projection
+with widgets.in_place():
+    widgets.show_notices(notices)
 st.number_input("Target interactivity (tok/s/user)", *widget_range("target"), step=1.0,
                 key=f"{PREFIX}target")
 try:

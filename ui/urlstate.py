@@ -155,8 +155,8 @@ def _show_address(query: dict[str, list[str]]) -> None:
         ss[_REPLACED] = ss.get(_PAGE)
         search = json.dumps(urlencode(query, doseq=True))   # percent-encoded: no markup
         slot.html("<script>history.replaceState(history.state, '', "
-                f"location.pathname + ({search} ? '?' + {search} : ''));</script>",
-                unsafe_allow_javascript=True)
+                  f"location.pathname + ({search} ? '?' + {search} : ''));</script>",
+                  unsafe_allow_javascript=True)
     elif _canonical(query) != _canonical(_current_query()):
         ss[_REPLACED] = None
         st.query_params.from_dict(query)
