@@ -61,14 +61,15 @@ if base and others:
 
 widgets.caveats(view)
 
-if not state.hw:
-    st.info("Choose at least one hardware in the sidebar.")
-elif empty := view.empty_reason():
-    st.info(escape_md(empty))
-else:
-    st.vega_lite_chart(data.explorer_spec(state, share.share_link("/", state)),
-                       key="explorer_chart", theme=None)
-    st.caption(ENVELOPE_CAPTION)
+with widgets.in_place():          # a chart and its caption, or why there is none
+    if not state.hw:
+        st.info("Choose at least one hardware in the sidebar.")
+    elif empty := view.empty_reason():
+        st.info(escape_md(empty))
+    else:
+        st.vega_lite_chart(data.explorer_spec(state, share.share_link("/", state)),
+                           key="explorer_chart", theme=None)
+        st.caption(ENVELOPE_CAPTION)
 
 st.subheader(f"At {target_text}")
 st.dataframe(view.table(), hide_index=True, key="explorer_table",     # wide: it scrolls,
