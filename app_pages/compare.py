@@ -62,24 +62,24 @@ c2.metric("Multiple at peak throughput", at_peak.short)
 c2.caption(escape_md(at_peak.caption(metric)))
 c3.markdown(f"**Where {escape_md(side_a.name)} leads**")
 c3.write(escape_md(compare.lead_summary(curve, side_a, side_b, metric)))
-if metric.direction == "lower":
-    st.caption(f"{metric.label} is better lower: the multiples say how many times "
-               f"{escape_md(side_a.name)} is {metric.better_word} or {metric.worse_word}; the "
-               "chart of the multiple keeps A ÷ B, where below 1× A is "
-               f"{metric.better_word}.")
-if not comparing_runs:
-    widgets.caveats(view)
-
-if not (state.ra and state.rb) and (empty := view.empty_reason()):
-    st.info(escape_md(empty))
-elif not (state.ra and state.rb):
-    st.vega_lite_chart(data.explorer_spec(compare_state(state),
-                                          share.share_link("/compare", state)),
-                       key="compare_chart", theme=None)
+with widgets.in_place():           # what comes and goes with the metric and the sides
+    if metric.direction == "lower":
+        st.caption(f"{metric.label} is better lower: the multiples say how many times "
+                   f"{escape_md(side_a.name)} is {metric.better_word} or {metric.worse_word}; "
+                   "the chart of the multiple keeps A ÷ B, where below 1× A is "
+                   f"{metric.better_word}.")
+    if not comparing_runs:
+        widgets.caveats(view)
+    if not (state.ra and state.rb) and (empty := view.empty_reason()):
+        st.info(escape_md(empty))
+    elif not (state.ra and state.rb):
+        st.vega_lite_chart(data.explorer_spec(compare_state(state),
+                                              share.share_link("/compare", state)),
+                           key="compare_chart", theme=None)
 st.vega_lite_chart(data.compare_multiple_spec(state), key="compare_multiple", theme=None)
-curve_note = compare.curve_note(side_a, side_b, at_target)
-if curve_note:
-    st.caption(escape_md(curve_note))
+with widgets.in_place():
+    if curve_note := compare.curve_note(side_a, side_b, at_target):
+        st.caption(escape_md(curve_note))
 widgets.view_notes(view)
 
 st.subheader("Share and export")

@@ -49,38 +49,40 @@ do_import = col_import.button("Import", type="primary", disabled=not uploads or 
                               key="import", help=why or None)
 
 # Each write checks permission itself (`require_write`), not only by disabling its control.
-if (check or do_import) and uploads and permissions.require_write():
-    meta, bad = data.meta_from_text(meta_text)
-    if bad:
-        st.error(escape_md(f"error: metadata: expected KEY=VALUE, got: {'; '.join(bad)}"))
-    else:
-        options = IngestOptions(format=fmt or None, hardware=hardware or None, model=model or None,
-                                workload=workload or None, gpus=int(gpus) or None,
-                                framework=framework.strip() or None,
-                                precision=precision.strip() or None, meta=meta)
-        try:
-            results = import_uploads([(u.name, u.getvalue()) for u in uploads], options,
-                                     data.database(), catalog, dry_run=check)
-            if changed_data(results, dry_run=check):
-                data.refresh_derived()
-        except OpxError as exc:
-            st.error(escape_md(f"error: {exc}"))
+with widgets.in_place():          # a check's or an import's results, this run only
+    if (check or do_import) and uploads and permissions.require_write():
+        meta, bad = data.meta_from_text(meta_text)
+        if bad:
+            st.error(escape_md(f"error: metadata: expected KEY=VALUE, got: {'; '.join(bad)}"))
         else:
-            verb = "would add" if check else "added"
-            rows = [{"File": r.path.name, "Format": r.format or "–",
-                     "Result": (f"{verb} {r.runs_added} run(s), {r.points_added} point(s)"
-                                if r.ok else "error: " + r.error.removeprefix(f"{r.path}: "))}
-                    for r in results]
-            failed = sum(not r.ok for r in results)
-            summary = f"{len(results) - failed} file(s) {'valid' if check else 'imported'}, " \
-                      f"{failed} refused."
-            (st.warning if failed else st.success)(summary)
-            for exc in dict.fromkeys(r.store_error for r in results if r.store_error):
+            options = IngestOptions(format=fmt or None, hardware=hardware or None,
+                                    model=model or None, workload=workload or None,
+                                    gpus=int(gpus) or None,
+                                    framework=framework.strip() or None,
+                                    precision=precision.strip() or None, meta=meta)
+            try:
+                results = import_uploads([(u.name, u.getvalue()) for u in uploads], options,
+                                         data.database(), catalog, dry_run=check)
+                if changed_data(results, dry_run=check):
+                    data.refresh_derived()
+            except OpxError as exc:
                 st.error(escape_md(f"error: {exc}"))
-            st.dataframe(rows, hide_index=True, key="import_results")
-            for r in results:
-                for notice in r.notices:
-                    st.caption(escape_md(f"{r.path.name}: {notice}"))
+            else:
+                verb = "would add" if check else "added"
+                rows = [{"File": r.path.name, "Format": r.format or "–",
+                         "Result": (f"{verb} {r.runs_added} run(s), {r.points_added} point(s)"
+                                    if r.ok else "error: " + r.error.removeprefix(f"{r.path}: "))}
+                        for r in results]
+                failed = sum(not r.ok for r in results)
+                summary = f"{len(results) - failed} file(s) {'valid' if check else 'imported'}, " \
+                          f"{failed} refused."
+                (st.warning if failed else st.success)(summary)
+                for exc in dict.fromkeys(r.store_error for r in results if r.store_error):
+                    st.error(escape_md(f"error: {exc}"))
+                st.dataframe(rows, hide_index=True, key="import_results")
+                for r in results:
+                    for notice in r.notices:
+                        st.caption(escape_md(f"{r.path.name}: {notice}"))
 
 # -- runs -----------------------------------------------------------------------------------------
 st.header("Stored runs")

@@ -43,8 +43,9 @@ base = next((s for s in view.summaries if s.hardware == view.baseline), None)
 
 # The two multiples are shown apart, each with what it means, so they cannot be confused.
 others = [s for s in view.summaries if s.hardware != view.baseline]
+multiples = widgets.in_place()                # none with one hardware
 if base and others:
-    col_t, col_p = st.columns(2)
+    col_t, col_p = multiples.columns(2)
     with col_t:
         st.subheader(f"Multiple at the target, {target_text}")
         st.caption(escape_md(f"Each system's figure at the target: {RULE}"))

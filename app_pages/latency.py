@@ -25,7 +25,7 @@ with st.sidebar:
 state = urlstate.write_url(urlstate.state_from_widgets())
 
 view = widgets.or_stop(data.latency_view, state)
-with widgets.in_place():             # what the target gives comes and goes with it
+with widgets.in_place():             # answers and notes come and go with the view
     if view.answers:
         # the figure every page shows at the target, and the point behind it drawn below
         st.subheader(escape_md(f"At {format_number(state.target)} tok/s/user "
@@ -43,22 +43,25 @@ if not view.runs.empty:
         f"Runs shown ({len(options)} with latencies; empty = each hardware's best configuration)",
         list(options), format_func=options.get, key="run", max_selections=latency.MAX_RUNS,
         placeholder="Pick runs to compare")
-    if tuple(ss["run"]) != state.run:
-        state = urlstate.write_url(state.model_copy(update={"run": tuple(ss["run"])}))
-    if not view.picked:
-        st.caption(escape_md(
-            "Shown: per hardware, the run(s) behind its figure at "
-            f"{format_number(state.target)} tok/s/user ({pct_label(state.pct)}), the figure every "
-            "page shows (see Why shown)."))
+    with widgets.in_place():         # the address again when picks were dropped, the captions
+        if tuple(ss["run"]) != state.run:
+            state = urlstate.write_url(state.model_copy(update={"run": tuple(ss["run"])}))
+        if not view.picked:
+            st.caption(escape_md(
+                "Shown: per hardware, the run(s) behind its figure at "
+                f"{format_number(state.target)} tok/s/user ({pct_label(state.pct)}), the figure "
+                "every page shows (see Why shown)."))
     # each panel at the browser's width (the export stacks them: `charts.latency_chart`)
     title, missing, specs = data.latency_specs(view.state)
     st.markdown(f"**{escape_md(title)}**")
-    for line in missing or ([] if specs else [LatencyPanels.EMPTY]):
-        st.caption(escape_md(line))
+    with widgets.in_place():
+        for line in missing or ([] if specs else [LatencyPanels.EMPTY]):
+            st.caption(escape_md(line))
     for i, spec in enumerate(specs):
         st.vega_lite_chart(spec, key=f"latency_chart_{i}", theme=None)
-    for note in latency.missing_by_run(view.points, state.pct):    # (empty panels: in the chart)
-        st.caption(escape_md(note))
+    with widgets.in_place():         # (empty panels: in the chart)
+        for note in latency.missing_by_run(view.points, state.pct):
+            st.caption(escape_md(note))
     st.dataframe(latency.runs_table(view), hide_index=True, key="latency_runs_table")
 
 if state.conc and not view.operating.empty:

@@ -39,12 +39,13 @@ with widgets.in_place():
 
 link_text = share.share_link("/planner", state)
 title, subtitle = views.planner_context(result, catalog, link_text)
+plan = widgets.in_place()          # the plan, or why there is none
 if not result.rows.empty:
-    st.vega_lite_chart(on_page(planner_chart(result.rows, title, subtitle, catalog)),
-                       key="planner_chart", theme=None)
+    plan.vega_lite_chart(on_page(planner_chart(result.rows, title, subtitle, catalog)),
+                         key="planner_chart", theme=None)
     pct = pct_label(state.pct)
     text, right = st.column_config.TextColumn, "right"
-    st.dataframe(result.table(), hide_index=True, key="planner_table", column_config={
+    plan.dataframe(result.table(), hide_index=True, key="planner_table", column_config={
         "Rank": st.column_config.NumberColumn(width=50),
         "Hardware": text(pinned=True),
         "GPUs": text(alignment=right, help="Whole deployments of the chosen operating point"),
@@ -66,14 +67,15 @@ if not result.rows.empty:
         "TTFT (s)": text(alignment=right, help=f"TTFT {pct} of the configuration deployed"),
         "GPUs per deployment": text(alignment=right),
     })
-    st.caption(escape_md(views.planner_sizing_text(result, catalog) + " Racks are GPUs over the "
-                         "hardware's system size; MW and $/hour use all-in W and $/GPU-hour "
-                         "(catalog, assumed ones marked under Price and power, or set in the "
-                         "link)."))
+    plan.caption(escape_md(views.planner_sizing_text(result, catalog) + " Racks are GPUs over "
+                           "the hardware's system size; MW and $/hour use all-in W and "
+                           "$/GPU-hour (catalog, assumed ones marked under Price and power, or "
+                           "set in the link)."))
 else:
-    st.info("No system meets this SLA under the filters.")
-for hw, why in result.excluded:
-    st.caption(escape_md(f"Excluded: {hw}: {why}."))
+    plan.info("No system meets this SLA under the filters.")
+with widgets.in_place():
+    for hw, why in result.excluded:
+        st.caption(escape_md(f"Excluded: {hw}: {why}."))
 
 st.subheader("Share and export")
 share.share_box("/planner", state)

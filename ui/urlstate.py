@@ -24,6 +24,7 @@ import streamlit as st
 from models import ViewState
 from models.view import (QUERY_FIELDS, TOO_LONG_PARAM, SlugResolver, derived_sides, format_number,
                          page_fields)
+from ui.places import in_place
 
 _QUERY = "_opx_query"        # the session's view state, as query parameters (defaults left out)
 _STATE = "_opx_state"        # the ViewState the widgets were last seeded from or written as
@@ -148,9 +149,7 @@ def _show_address(query: dict[str, list[str]]) -> None:
     `history.replaceState`); the next run's request carries the address the browser shows. Every
     other change goes through `st.query_params`, one history entry per change of view."""
     ss = st.session_state
-    # in a place of its own in every run, so the elements after it keep theirs
-    # (`widgets.in_place`)
-    slot = st.container()
+    slot = in_place()         # one element in every run: the elements after it keep theirs
     if ss.pop(_REPLACE, False):
         ss[_REPLACED] = ss.get(_PAGE)
         search = json.dumps(urlencode(query, doseq=True))   # percent-encoded: no markup

@@ -10,6 +10,7 @@ from models.view import (DATE_MAX, DATE_MIN, LINK_MAX_KIB, LINK_MAX_VALUES, RUN_
                          TOO_LONG_PARAM, format_number, too_long_notice, widget_range)
 from opx.errors import OpxError
 from ui import data, permissions, urlstate
+from ui.places import in_place
 from ui.text import escape_md
 
 
@@ -48,14 +49,6 @@ def open_page(page: str, title: str, caption: str = "") -> None:
         st.caption(caption)
     with in_place():          # a link's notices show on its arrival only
         show_notices(notices)
-
-
-def in_place():
-    """A container for elements that come and go between runs of a page (a notice, a caveat):
-    it is one element in every run, so the elements after it keep their places. Streamlit's
-    front end draws an element anew when its place among its siblings moves: a chart is
-    compiled again, a table rebuilt (0.3-0.4 s in Chromium on the Explorer)."""
-    return st.container()
 
 
 def or_stop(compute, *args):
