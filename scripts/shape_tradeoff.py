@@ -29,14 +29,18 @@ from opx.simulate import anchor_validation as AV  # noqa: E402
 from opx.simulate import shape as SH  # noqa: E402
 
 
+LOGLOG = SH.Shape(0.0, 0.0, (0.0, 0.0), SH.COVERAGE, 0, "log-log")
+
+
+def errors(e: dict, s: SH.Shape) -> np.ndarray:
+    """APE % of an envelope's points between its ends, drawn through its ends with shape s."""
+    x, y = e["x"], e["y"]
+    return np.abs(SH.between(x[0], y[0], x[-1], y[-1], x[1:-1], s) / y[1:-1] - 1) * 100
+
+
 def scores(envelopes: list[dict]) -> list[tuple[float, float, float, float]]:
     """(median APE %, share worse than log-log %, p, q) for every pair of the family."""
-    loglog = SH.Shape(0.0, 0.0, (0.0, 0.0), SH.COVERAGE, 0, "log-log")
-
-    def errors(e: dict, s: SH.Shape) -> np.ndarray:
-        x, y = e["x"], e["y"]
-        return np.abs(SH.between(x[0], y[0], x[-1], y[-1], x[1:-1], s) / y[1:-1] - 1) * 100
-    base = [np.median(errors(e, loglog)) for e in envelopes]
+    base = [np.median(errors(e, LOGLOG)) for e in envelopes]
     out = []
     with np.errstate(all="ignore"):
         for p in SH.POWERS:
@@ -55,7 +59,6 @@ MIN_KIND = 20          # training curves a kind needs for a shape of its own
 def by_kind(envelopes: list[dict], catalog) -> None:
     """Median held-out error and share worse than log-log with a shape per kind."""
     curves = SH.measured_curves(catalog)
-    loglog = SH.Shape(0.0, 0.0, (0.0, 0.0), SH.COVERAGE, 0, "log-log")
 
     def moe(model: str) -> bool:
         return catalog.models[model].experts > 0
@@ -66,10 +69,11 @@ def by_kind(envelopes: list[dict], catalog) -> None:
              "aggregated or disaggregated": lambda m, w, d: d}
     print(f"{len(envelopes)} measured envelopes, each through its two end points, the shape "
           "learned leaving its model out:")
-    print(f"{'shape per':>28} {'median APE %':>13} {'worse than log-log, % of envelopes':>36}")
+    print(f"{'shape per':>28} {'median APE %':>13} {'worse than log-log, % of envelopes':>36}"
+          f" {'envelopes on all models' + chr(39) + ' shape':>30}")
     for name, kind in kinds.items():
         shapes: dict = {}
-        errors, worse = [], 0
+        per, worse, fallback, fell_back = [], 0, set(), 0
         with np.errstate(all="ignore"):
             for e in envelopes:
                 key = (e["model"], kind(e["model"], e["workload"], e["disaggregated"]))
@@ -78,15 +82,14 @@ def by_kind(envelopes: list[dict], catalog) -> None:
                     same = [c for c in other if kind(c.model, c.workload, c.disaggregated)
                             == key[1]]
                     shapes[key] = SH.fit(same if len(same) >= MIN_KIND else other)
-                x, y = e["x"], e["y"]
-                ape = np.abs(SH.between(x[0], y[0], x[-1], y[-1], x[1:-1], shapes[key])
-                             / y[1:-1] - 1) * 100
-                ll = np.abs(SH.between(x[0], y[0], x[-1], y[-1], x[1:-1], loglog)
-                            / y[1:-1] - 1) * 100
-                errors.append(ape)
-                worse += np.median(ape) > np.median(ll)
-        print(f"{name:>28} {np.median(np.concatenate(errors)):13.1f} "
-              f"{100.0 * worse / len(envelopes):36.1f}")
+                    if len(same) < MIN_KIND:
+                        fallback.add(key)
+                ape = errors(e, shapes[key])
+                fell_back += key in fallback
+                per.append(ape)
+                worse += np.median(ape) > np.median(errors(e, LOGLOG))
+        print(f"{name:>28} {np.median(np.concatenate(per)):13.1f} "
+              f"{100.0 * worse / len(envelopes):36.1f} {fell_back:30d}")
 
 
 def main() -> None:
