@@ -8,10 +8,9 @@ from models.simulate_view import (FRAMEWORKS, KV_TIERS, PRECISIONS, SIM_PERCENTI
                                   SimulateState, widget_range)
 from models.view import format_number
 from opx import metrics, store
-from opx.anchoring import parameter_table, residual_table
 from opx.errors import OpxError
 from opx.links import link_text_of, simulate_link
-from ui import data, permissions, share, urlstate, widgets
+from ui import data, permissions, share, simulation_details, urlstate, widgets
 from ui.text import escape_md
 
 PREFIX = "sim_"
@@ -99,36 +98,9 @@ c2.metric(f"This projection at {target_text}", sim.projection.short(y))
 c2.caption(escape_md(sim.projection.how_text(state.target)))
 event = st.vega_lite_chart(data.simulate_spec(state), key="simulate_chart", on_select="rerun",
                            selection_mode="pick", theme=None)
-frame = result.points_frame()
-
 picked = (event.selection.get("pick") or []) if event else []
-with widgets.in_place():        # a hint, or the clicked point's breakdown
-    if picked:
-        p = picked[0]
-        row = frame[(frame.layout == p.get("layout"))
-                    & (frame.concurrency == p.get("concurrency"))]
-        if not row.empty:
-            r = row.iloc[0]
-            st.subheader(escape_md(f"{r.layout} at concurrency {r.concurrency:,.0f}"))
-            cols = st.columns(5)
-            for col, (label, value) in zip(cols, (
-                    ("Memory", r.t_mem_s), ("Compute", r.t_compute_s),
-                    ("Communication", r.t_comm_s), ("Overhead", r.t_overhead_s),
-                    ("TPOT", r.tpot_p50_s))):
-                col.metric(f"{label} (ms per step)" if label != "TPOT" else "TPOT (ms)",
-                           f"{value * 1e3:.3g}")
-            st.caption(escape_md(f"Binding limit: {r.binding}. Interactivity "
-                                 f"{r.interactivity_p50:.4g} tok/s/user, "
-                                 f"{metrics.format_value(r.throughput_total_per_gpu)} tok/s/GPU, "
-                                 f"TTFT {r.ttft_p50_s:.3g} s."))
-    else:
-        st.caption("Click a simulated point for its step-time breakdown.")
-with widgets.in_place():
-    if fit is not None and fit.anchored:
-        st.subheader("Anchoring: fitted parameters and each anchor's residual")
-        st.dataframe(parameter_table(fit), hide_index=True, key="anchor_parameters")
-        st.dataframe(residual_table(fit), hide_index=True, key="anchor_residuals")
-        st.caption(escape_md(f"Band: {fit.band_method}. " + " ".join(fit.notes)))
+simulation_details.point_breakdown(result.points_frame(), picked)
+simulation_details.anchoring(fit)
 st.subheader(f"Envelope at {state.pct.upper()} (best layout at each interactivity)")
 st.dataframe(result.envelope_at(state.pct), hide_index=True, key="simulate_envelope")
 with st.expander("Every parameter used, and the validation"):

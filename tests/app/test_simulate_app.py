@@ -161,3 +161,26 @@ def test_the_envelope_table_is_the_statistic_s_envelope(db):
         assert not any(((x > xi) & (y >= yi)).any() for xi, yi in zip(x, y))
         tables[pct] = set(zip(env.layout, env.concurrency))
     assert tables["p50"] != tables["p90"]
+
+
+def _breakdown_of_the_first_point():
+    from opx.catalog import load_catalog
+    from opx.simulate.api import SimKnobs, simulate
+    from ui import simulation_details
+    frame = simulate("gb300-nvl72", "deepseek-r1", "1k1k", None, SimKnobs(),
+                     load_catalog()).points_frame()
+    first = frame.iloc[0]
+    simulation_details.point_breakdown(frame, [{"layout": first.layout,
+                                                "concurrency": first.concurrency}])
+
+
+def test_a_clicked_point_shows_its_step_time_part_by_part():
+    """The chart's selection names a layout and a concurrency; the breakdown is that point's."""
+    at = AppTest.from_function(_breakdown_of_the_first_point, default_timeout=120).run()
+    assert not at.exception
+    assert "at concurrency" in at.subheader[0].value
+    assert [m.label for m in at.metric] == ["Memory (ms per step)", "Compute (ms per step)",
+                                            "Communication (ms per step)",
+                                            "Overhead (ms per step)", "TPOT (ms)"]
+    assert all(float(m.value) > 0 for m in at.metric[-1:])
+    assert "Binding limit" in at.caption[0].value
