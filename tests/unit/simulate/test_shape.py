@@ -56,6 +56,33 @@ def test_the_stored_shape_is_the_fit_on_the_measured_curves(curves):
     assert stored.curves == len(curves)
 
 
+def _bent(scope: str, bend: float, n: int, model: str = "m") -> SH.Curve:
+    """A falling curve whose inner points lie `bend` (in log) above log-log interpolation."""
+    x = np.geomspace(10, 100, n)
+    y = 1e4 * (x / 10) ** -1.5
+    y[1:-1] *= np.exp(bend * np.sin(np.linspace(0, np.pi, n))[1:-1])
+    return SH.Curve(x, y, "h", model, "1k1k", False, scope)
+
+
+def test_the_band_is_the_spread_of_the_envelopes_each_counting_once():
+    """Runs (bent little) and one long envelope (bent little at each of its many points) must not
+    narrow the band the other envelopes (bent much) need."""
+    runs = [_bent("run", 0.01, 12, f"r{i}") for i in range(40)]
+    long_flat = [_bent("envelope", 0.01, 60, "long")]
+    bent = [_bent("envelope", b, 5, f"e{i}") for i, b in enumerate((0.3, 0.35, 0.4, 0.45, 0.5))]
+    shape = SH.fit_one(runs + long_flat + bent)
+    straight = SH.Shape(shape.y_power, shape.x_power, shape.band, 0.8, 0, "all")
+    # the bent envelopes' own points lie inside the band for most of them
+    inside = []
+    for c in bent:
+        lo, hi = SH.band_between(c.x[0], c.y[0], c.x[-1], c.y[-1], c.x[1:-1], straight)
+        inside.append(np.mean((c.y[1:-1] >= lo) & (c.y[1:-1] <= hi)))
+    assert np.mean(inside) >= 0.5
+    # counted point by point over every curve, the runs and the long envelope make it too narrow
+    norm, _ = SH._Held(runs + long_flat + bent).normalised(straight)
+    assert np.quantile(norm, 0.9) < shape.band[1] / 2
+
+
 def test_held_out_the_shape_beats_log_log_on_the_curves_it_did_not_see(curves):
     """Leave one model out on a sample of the curves: the shape fitted on the other models'
     curves misses the held-out points by less than log-log interpolation, and its band covers
