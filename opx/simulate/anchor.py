@@ -111,7 +111,8 @@ class AnchorFit:
     def band_text(self) -> str:
         """Where the band comes from, in a few words for the pages."""
         return ("between the anchors the shape learned from measured curves, band from its "
-                "held-out errors; outside them from the fit's parameter covariance"
+                "held-out errors on measured envelopes; outside them from the fit's parameter "
+                "covariance"
                 if self.shaped else "band from the fit's parameter covariance")
 
     def summary(self) -> dict:
@@ -340,7 +341,8 @@ def fit(hardware: str, model: str, workload: str, gpus: int | None, knobs, catal
                      _param_table(theta, cov), anchors, residuals_of(anchors, full), full, chi2=chi2,
                      seconds=time.perf_counter() - t0, evaluations=evals[0],
                      band_method=(("between the point anchors: the learned shape's held-out "
-                                   "errors (80 %); outside them: " if shaped else "")
+                                   "errors on measured envelopes (80 %); outside them: "
+                                   if shaped else "")
                                   + "parameter covariance (J'J)^-1 of the whitened fit"
                                   + (f", widened {np.sqrt(infl):.2g}x by the anchors' reduced "
                                      "chi-square" if infl > 1 else "")

@@ -85,11 +85,15 @@ def between(x0: float, y0: float, x1: float, y1: float, x, shape: Shape) -> np.n
 
 def band_between(x0: float, y0: float, x1: float, y1: float, x, shape: Shape
                  ) -> tuple[np.ndarray, np.ndarray]:
-    """The band (low, high) around `between` at x: as wide as the held-out errors were."""
+    """The band (low, high) around `between` at x: as wide as the held-out errors were, and
+    never outside the two points' throughputs (a frontier between two of its points lies
+    between them: where they are far apart the errors' spread alone would reach far beyond)."""
     mid = between(x0, y0, x1, y1, x, shape)
     u = np.clip(position(x0, x1, x, shape), 0.0, 1.0)
     w = _width(u, y0, y1)
-    return mid * np.exp(shape.band[0] * w), mid * np.exp(shape.band[1] * w)
+    low, high = min(y0, y1), max(y0, y1)
+    return (np.clip(mid * np.exp(shape.band[0] * w), low, high),
+            np.clip(mid * np.exp(shape.band[1] * w), low, high))
 
 
 def _width(u, y0, y1):

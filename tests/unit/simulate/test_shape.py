@@ -33,6 +33,8 @@ def test_the_shape_meets_both_ends_and_falls_between_them(x0, span, y1, fall, p,
     assert np.all(np.diff(ys) <= 1e-9 * y0)
     lo, hi = SH.band_between(x0, y0, x1, y1, xs, s)
     assert np.all(lo <= ys * (1 + 1e-9)) and np.all(hi >= ys * (1 - 1e-9))
+    # a frontier between two of its points lies between their throughputs: so does the band
+    assert np.all(lo >= y1 * (1 - 1e-9)) and np.all(hi <= y0 * (1 + 1e-9))
 
 
 def test_zero_powers_are_log_log_interpolation():
