@@ -425,8 +425,10 @@ def _anchoring_validation(args, silicon) -> dict:
     print(line("all", o))
     print(line(f"steep (falls {o['steep_fall']:g}x or more)", o["steep"]))
     print(line("disaggregated", o["disaggregated"]))
-    print(f"one anchor ({o['one_anchor']['anchor']}): {o['one_anchor']['mdape']}% on "
-          f"{o['one_anchor']['points']} points")
+    one = o["one_anchor"]
+    print(f"one anchor ({one['anchor']}): {one['mdape']}% on {one['points']} points"
+          + (f"; its band ({one['band']}) covers {one['band_coverage_pct']}% of the "
+             f"{one['band_points']} the projection reaches" if one.get("band_points") else ""))
     print(f"target: {o['target']}: " + ", ".join(
         f"{k} {'met' if v else 'not met'}" for k, v in o["meets"].items()))
     print("unanchored, leave one model out (models the calibration does not hold): " + ", ".join(

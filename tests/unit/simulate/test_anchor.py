@@ -144,6 +144,9 @@ def test_the_leave_points_out_validation_and_its_stored_figures(catalog):
     for key in ("steep", "disaggregated", "one_anchor", "meets", "band_coverage_pct",
                 "worse_than_loglog_pct"):
         assert key in o
+    # beyond the anchors too, the band's coverage is measured
+    one = o["one_anchor"]
+    assert one["band_points"] <= one["points"] and 0 <= one["band_coverage_pct"] <= 100
     stored = V.load()
     assert stored and set(stored["overall"]["meets"]) == {"median", "steep", "disaggregated",
                                                           "worse_than_loglog"}
