@@ -8,9 +8,10 @@ the ones that predict the held-out points of the measured curves best: every run
 configuration over its concurrencies) and every system's envelope (all configurations of one
 hardware, model and workload) in data/measured/. The band is the spread of the held-out log
 errors, which are zero at the two points and largest between them: `log(y / pred)` divided by
-`4 u (1 - u) log(y0 / y1) ** 1.5` (u the position between the points in `x ** q`), whose 10th and 90th
-percentiles over the envelopes (each envelope counting once) give an 80 % band. Both are fitted once (`python -m opx simulate --shape`, written to
-data/simulator/shape.json) and validated leaving each model out (`held_out`).
+`4 u (1 - u) log(y0 / y1) ** 1.5` (u the position between the points in `x ** q`), whose 10th
+and 90th percentiles over the envelopes (each envelope counting once) give an 80 % band. Both
+are fitted once (`python -m opx simulate --shape`, written to data/simulator/shape.json) and
+validated leaving each model out (`held_out`).
 """
 from __future__ import annotations
 

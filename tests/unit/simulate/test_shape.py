@@ -73,15 +73,14 @@ def test_the_band_is_the_spread_of_the_envelopes_each_counting_once():
     long_flat = [_bent("envelope", 0.01, 60, "long")]
     bent = [_bent("envelope", b, 5, f"e{i}") for i, b in enumerate((0.3, 0.35, 0.4, 0.45, 0.5))]
     shape = SH.fit_one(runs + long_flat + bent)
-    straight = SH.Shape(shape.y_power, shape.x_power, shape.band, 0.8, 0, "all")
     # the bent envelopes' own points lie inside the band for most of them
     inside = []
     for c in bent:
-        lo, hi = SH.band_between(c.x[0], c.y[0], c.x[-1], c.y[-1], c.x[1:-1], straight)
+        lo, hi = SH.band_between(c.x[0], c.y[0], c.x[-1], c.y[-1], c.x[1:-1], shape)
         inside.append(np.mean((c.y[1:-1] >= lo) & (c.y[1:-1] <= hi)))
     assert np.mean(inside) >= 0.5
     # counted point by point over every curve, the runs and the long envelope make it too narrow
-    norm, _ = SH._Held(runs + long_flat + bent).normalised(straight)
+    norm, _ = SH._Held(runs + long_flat + bent).normalised(shape)
     assert np.quantile(norm, 0.9) < shape.band[1] / 2
 
 
