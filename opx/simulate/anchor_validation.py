@@ -283,10 +283,11 @@ def summary_text() -> str | None:
                f"of them" if o.get("band_coverage_pct") is not None else "")
             + (f"; {o['disaggregated']['anchored_mdape']:.0f} % on disaggregated envelopes"
                if o.get("disaggregated", {}).get("envelopes") else "")
+            + (f"; unanchored, on models the calibration does not hold: {lomo}" if lomo else "")
+            # last: a chart's subtitle keeps the first three lines of this
             + (f"; anchored on one point it misses the others by {o['one_anchor']['mdape']:.0f} "
                f"%, and its band there (one standard deviation of the fit) covers "
                f"{one_cover:.0f} % of them"
                if (one_cover := o.get("one_anchor", {}).get("band_coverage_pct")) is not None
                else "")
-            + (f"; unanchored, on models the calibration does not hold: {lomo}" if lomo else "")
             + " (simulate --validate)")
