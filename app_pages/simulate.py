@@ -39,6 +39,11 @@ with st.sidebar:
                                                                              "workload")))
     names = dict(zip(runs.run_id, runs.option))
     asked = list(dict.fromkeys(st.session_state.get(f"{PREFIX}anchor") or ()))
+    if not urlstate.just_seeded(PREFIX) and any(i not in names for i in asked):
+        # the user picked another system here: its own runs, as the Explorer anchors it
+        view = urlstate.session_view().model_copy(update={
+            k: st.session_state[f"{PREFIX}{k}"] for k in ("model", "workload", "pct")})
+        asked = list(data.default_anchors(view, st.session_state[f"{PREFIX}hw"]))
     st.session_state[f"{PREFIX}anchor"] = [i for i in asked if i in names]
     notices += [f"`anchor={i[:40]}` is not a run that can anchor this projection (not in the "
                 "database, of another system, model or workload, or simulated); it was left out."

@@ -102,11 +102,17 @@ def session_start(db: Path, view: ViewState, catalog: Catalog) -> SimulateState:
     base = SimulateState(hw=hw, model=view.model, workload=view.workload,
                          pct=view.pct if view.pct in ("p50", "p90") else "p50", target=view.target)
     try:
-        explorer = explore(db, view.model_copy(update={"hw": (hw,), "pct": base.pct}), catalog)
+        ids = default_anchors(db, view.model_copy(update={"pct": base.pct}), hw, catalog)
     except Exception:          # no database yet: the page says so where it reads data
         return base
     knobs = anchoring.stored_knobs(db, view, hw)
-    a = explorer.anchoring.get(hw)
-    ids = tuple(dict.fromkeys(r["run_id"] for r in (a.residuals if a and a.anchored else ())
-                              if r.get("fitted")))
     return base.model_copy(update={**knobs, "anchor": ids})
+
+
+def default_anchors(db: Path, view: ViewState, hw: str, catalog: Catalog) -> tuple[str, ...]:
+    """The runs the Explorer anchors `hw`'s simulated curve to under `view` (the fitted ones):
+    what the Simulate page anchors a system to until the user picks others."""
+    explorer = explore(db, view.model_copy(update={"hw": (hw,)}), catalog)
+    a = explorer.anchoring.get(hw)
+    return tuple(dict.fromkeys(r["run_id"] for r in (a.residuals if a and a.anchored else ())
+                               if r.get("fitted")))

@@ -230,6 +230,16 @@ def simulate_start(view: ViewState):
     return session_start(database(), view, catalog())
 
 
+def default_anchors(view: ViewState, hw: str) -> tuple[str, ...]:
+    """The runs the Explorer anchors `hw`'s simulated curve to under `view`
+    (`opx.simulate_page.default_anchors`); none without a database."""
+    from opx.simulate_page import default_anchors as defaults
+    try:
+        return defaults(database(), view, hw, catalog())
+    except Exception:       # no database yet: the page says so where it reads data
+        return ()
+
+
 @st.cache_data(max_entries=64, show_spinner=False)
 def _anchor_candidates(db: str, stamp: tuple[int, int], hw: str, model: str, workload: str):
     from opx.anchoring import anchor_candidates

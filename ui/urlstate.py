@@ -188,8 +188,10 @@ def seed_page_from_url(model_cls, resolver: SlugResolver, prefix: str, start=Non
     ss[_PAGE] = prefix
     url = _current_query()
     bare = not any(k in model_cls.model_fields or k == TOO_LONG_PARAM for k in url)
+    ss[_fresh_key(prefix)] = False
     if ss.get(_LAST) == (prefix, _canonical(url)) or bare and ss.get(_REPLACED) == prefix:
         return []
+    ss[_fresh_key(prefix)] = True
     ss[_REPLACED] = None
     view, _ = ViewState.from_query(ss.get(_QUERY) or {})
     shared = {n: [format_number(v) if isinstance(v, float) else str(v)]
@@ -209,6 +211,21 @@ def seed_page_from_url(model_cls, resolver: SlugResolver, prefix: str, start=Non
         ss[f"{prefix}{name}"] = getattr(state, name)
     ss[_seeded_key(prefix)] = {n: getattr(state, n) for n in _common(model_cls)}
     return notices
+
+
+def _fresh_key(prefix: str) -> str:
+    return f"{_LAST}_fresh_{prefix}"
+
+
+def just_seeded(prefix: str) -> bool:
+    """Whether this run seeded the page's widgets from its address or the session's view (an
+    arrival), rather than running on what the user set on the page."""
+    return bool(st.session_state.get(_fresh_key(prefix)))
+
+
+def session_view() -> ViewState:
+    """The session's view state (what every page opens on)."""
+    return ViewState.from_query(st.session_state.get(_QUERY) or {})[0]
 
 
 def _seeded_key(prefix: str) -> str:

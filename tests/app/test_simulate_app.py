@@ -146,6 +146,36 @@ def test_anchors_that_cannot_anchor_are_named(full_app_db):
     assert at.multiselect(key="sim_anchor").value == []
 
 
+def test_another_system_picked_here_takes_its_own_anchors_without_a_warning(full_app_db,
+                                                                             catalog):
+    """The page opens anchored as the Explorer anchors Rubin; picking GB300 drops Rubin's runs
+    quietly and anchors GB300's curve to the runs the Explorer anchors it to, so its projection at
+    the target is the Explorer's."""
+    from models import ViewState
+    from opx import metrics
+    from opx.explorer import explore
+    from tests.app.test_journeys_app import go
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
+    at.run()
+    go(at, "app_pages/simulate.py")
+    assert at.selectbox(key="sim_hw").value == "vr-nvl72" and at.multiselect(key="sim_anchor").value
+    at.selectbox(key="sim_hw").set_value("gb300-nvl72").run()
+    assert not at.exception
+    assert not [w.value for w in at.warning if "anchor=" in w.value], [w.value for w in at.warning]
+    view = explore(full_app_db, ViewState(hw=("gb300-nvl72",)), catalog)
+    fit = view.anchoring["gb300-nvl72"]
+    assert at.multiselect(key="sim_anchor").value == list(dict.fromkeys(
+        r["run_id"] for r in fit.residuals if r.get("fitted")))
+    gb300 = next(s for s in view.summaries if s.hardware == "gb300-nvl72")
+    shown = {m.label: m.value for m in at.metric}
+    assert shown["This projection at 387 tok/s/user (P90)"] == \
+        metrics.y_metric("total").format(gb300.simulated_at_target.value)
+    # a link's anchor of another system is still named
+    at = open_simulate(hw="gb300-nvl72", anchor=[at.multiselect(key="sim_anchor").value[0],
+                                                "0123456789abcdef"])
+    assert any("anchor=0123456789abcdef" in w.value.replace("\\", "") for w in at.warning)
+
+
 def test_the_envelope_table_is_the_statistic_s_envelope(db):
     """At P90 the table lists the P90 envelope the chart draws, not the P50 one."""
     tables = {}
