@@ -130,5 +130,5 @@ if not allowed:
 
 st.subheader("Share and export")
 own = simulate_link(state.to_query())
-st.code(link_text_of(own, share.base_url()), language=None)
+st.code(link_text_of(own, share.base_url()), language=None, wrap_lines=True)
 share.export_buttons("/simulate", "simulate", sim.view.state, key="simulate_export", link=own)
