@@ -440,8 +440,12 @@ def finish(p: Prepared, state: ViewState, catalog: Catalog) -> ExplorerView:
         answer = resolver.resolve(inputs, hw, name, state.target, state.pct, metric)
         projected = resolver.projection(inputs, hw, name, state.target, state.pct, metric)
         data_drawn, sim_drawn = p.drawn[hw, False], p.drawn[hw, True]
+        peak = p.peaks[hw]
+        if peak.value is None and answer.reason:      # nothing drawn: the answer says why
+            peak = dataclasses.replace(peak, reason=answer.reason
+                                       + (f" ({answer.fix})" if answer.fix else ""))
         summaries.append(HardwareSummary(
-            hardware=hw, name=name, answer=answer, peak_figure=p.peaks[hw],
+            hardware=hw, name=name, answer=answer, peak_figure=peak,
             data=(dataclasses.replace(data_drawn, at_target=_value_of(answer))
                   if data_drawn is not None and answer.kind == DATA
                   else data_drawn or Drawn(DATA)),

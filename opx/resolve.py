@@ -180,6 +180,7 @@ class Peak:
     value: float | None
     provenance: str = ""
     source: str = ""
+    reason: str = ""                 # why there is none, and the fix (as the target's answer says)
 
     def figure(self) -> Figure | None:
         return Figure(self.value, self.provenance) if self.value is not None else None
@@ -390,7 +391,7 @@ def multiple_at_target(a: Answer, b: Answer, target: float, metric=None) -> Mult
 def multiple_at_peak(a: Peak, b: Peak, a_name: str, b_name: str, metric=None) -> Multiple:
     for side, name in ((b, b_name), (a, a_name)):
         if side.value is None:
-            return Multiple(None, f"no {name} data")
+            return Multiple(None, side.reason or f"no {name} data")
     if not b.value:
         return Multiple(None, f"{b_name} is zero at peak")
     return Multiple(a.value / b.value, a=a.figure(), b=b.figure(), metric=metric)

@@ -173,3 +173,23 @@ def test_money_captions_say_dollars_without_scientific_notation(full_db, catalog
     caption = vr.multiple_at_target.caption(metrics.y_metric("usd_per_mtok"))
     assert caption.startswith("$0.000") and " vs $0.02" in caption and "/M tokens" in caption
     assert "e-0" not in caption
+
+
+def test_a_peak_multiple_without_a_side_says_why_and_the_fix(full_db, catalog):
+    """A system with nothing drawn under the view's statistic has no peak: the peak multiple
+    says so as the target's answer does (which statistic has its figures), not "no data"."""
+    seen = 0
+    for pct in ("mean", "p50", "p90", "p99"):
+        view = explore(full_db, ViewState(model="deepseek-r1", workload="1k1k",
+                                          hw=("gb300-nvl72", "h200"), pct=pct), catalog)
+        summaries = by_hw(view)
+        for s in summaries.values():
+            m = s.multiple_at_peak
+            if m is None or m.value is not None:
+                continue
+            empty = next(x for x in (summaries[view.baseline], s) if x.peak_figure.value is None)
+            assert m.reason == empty.answer.reason + (f" ({empty.answer.fix})"
+                                                      if empty.answer.fix else "")
+            assert "data" != m.reason.split()[-1] and "switch to" in m.reason
+            seen += 1
+    assert seen, "no statistic left a system without a peak: the case is not exercised"
