@@ -217,12 +217,6 @@ class _Held:
         return norm[held], weight[held]
 
 
-def _weighted_quantile(values: np.ndarray, weights: np.ndarray, q: float) -> float:
-    order = np.argsort(values)
-    cum = np.cumsum(weights[order])
-    return float(np.interp(q * cum[-1], cum, values[order]))
-
-
 def fit_one(curves: list[Curve], kind: str = "all") -> Shape:
     """The exponents that predict the curves' held-out points best, and the band of their
     errors."""
@@ -237,7 +231,8 @@ def fit_one(curves: list[Curve], kind: str = "all") -> Shape:
     envelopes = [c for c in curves if c.scope == "envelope"] or curves
     norm, weight = _Held(envelopes).normalised(s)
     tail = (1 - COVERAGE) / 2
-    band = (_weighted_quantile(norm, weight, tail), _weighted_quantile(norm, weight, 1 - tail))
+    band = tuple(float(np.quantile(norm, q, weights=weight, method="inverted_cdf"))
+                 for q in (tail, 1 - tail))
     return dataclasses.replace(s, band=(round(band[0], 4), round(band[1], 4)))
 
 
