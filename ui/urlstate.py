@@ -193,7 +193,7 @@ def seed_page_from_url(model_cls, resolver: SlugResolver, prefix: str, start=Non
         return []
     ss[_fresh_key(prefix)] = True
     ss[_REPLACED] = None
-    view, _ = ViewState.from_query(ss.get(_QUERY) or {})
+    view = session_view()
     shared = {n: [format_number(v) if isinstance(v, float) else str(v)]
               for n in _common(model_cls) if (v := getattr(view, n)) is not None}
     # a shared value the page cannot take (a statistic it does not give) stays the page's own
@@ -256,7 +256,7 @@ def write_page_url(state, prefix: str) -> None:
     ss[_LAST] = (prefix, _canonical(query))
     ss[_page_query_key(prefix)] = query
     # The model and workload chosen here become the session's.
-    view, _ = ViewState.from_query(ss.get(_QUERY) or {})
+    view = session_view()
     seeded = ss.get(_seeded_key(prefix), {})
     update = {n: getattr(state, n) for n in _common(type(state))
               if n not in seeded or getattr(state, n) != seeded[n]}

@@ -133,13 +133,12 @@ def _coverage(inside: list[bool | None]) -> dict:
 def _summary(per: list[dict], held: pd.DataFrame) -> dict:
     if held.empty:
         return {"envelopes": 0, "held_out_points": 0}
-    band = held.inside.dropna()
     return {"envelopes": len(per), "held_out_points": int(len(held)),
             "anchored_mdape": round(float(held.anchored.median()), 1),
             "loglog_mdape": round(float(held.loglog.median()), 1),
             "worse_than_loglog_pct": round(100.0 * float(np.mean(
                 [e["anchored_mdape"] > e["loglog_mdape"] for e in per])), 1),
-            "band_coverage_pct": round(100.0 * float(band.mean()), 1) if len(band) else None}
+            "band_coverage_pct": _coverage(list(held.inside.dropna()))["band_coverage_pct"]}
 
 
 def validate(silicon_csv: Path | None = None, catalog=None, limit: int | None = None
