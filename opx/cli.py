@@ -477,9 +477,12 @@ def _simulate_shape(args) -> int:
     if args.format == "json":
         _print_json(doc)
         return 0
-    print(f"shape: y^{fitted.y_power:g} linear in x^{fitted.x_power:g}, band "
-          f"{fitted.band[0]:+.3f} / {fitted.band[1]:+.3f} ({fitted.coverage:.0%} stated), fitted on "
-          f"{fitted.curves} measured curves")
+    for name, s in (("shape", fitted.default), ("disaggregated envelopes' shape",
+                                               fitted.disaggregated)):
+        if s is not None:
+            print(f"{name}: y^{s.y_power:g} linear in x^{s.x_power:g}, band {s.band[0]:+.3f} / "
+                  f"{s.band[1]:+.3f} ({s.coverage:.0%} stated), fitted on {s.curves} measured "
+                  f"{shape.KINDS[s.kind]}")
     print(shape_table(held))
     print(f"wrote data/simulator/shape.json (fit {doc['fit_date']})")
     return 0
@@ -618,6 +621,7 @@ def _anchor_text(fitted) -> str:
     lines = ["anchored projection: " + ", ".join(
         f"{name} x{p['multiplier']:.3g}" for name, p in fitted.parameters.items())
         + f" (fit {fitted.seconds:.1f} s; band: {fitted.band_method})"]
+    lines += [f"  note: {n}" for n in fitted.notes]
     for r in fitted.residuals:
         state = ("within its uncertainty" if r["within"] else "outside its uncertainty") \
             if r["fitted"] else f"not fitted: {r['reason']}"

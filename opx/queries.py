@@ -462,7 +462,7 @@ def dated_run_frontiers(con: duckdb.DuckDBPyConnection, f: Filters) -> pd.DataFr
 
 ANCHOR_COLUMNS = ("run_id", "hardware", "model", "workload", "provenance", "label", "concurrency",
                   "interactivity_p50", "interactivity_mean", "interactivity_p90",
-                  "throughput_total_per_gpu", "meta")
+                  "throughput_total_per_gpu", "meta", "disaggregated")
 
 
 def anchor_points(con: duckdb.DuckDBPyConnection, f: Filters | None = None,
@@ -481,7 +481,7 @@ def anchor_points(con: duckdb.DuckDBPyConnection, f: Filters | None = None,
     sel = ("r.id AS run_id, r.hardware, r.model, r.workload, r.provenance, r.label, m.concurrency, "
            "m.interactivity_p50, m.interactivity_mean, m.interactivity_p90, "
            "m.throughput_total_per_gpu, "
-           "CAST(r.meta AS VARCHAR) AS meta")
+           "CAST(r.meta AS VARCHAR) AS meta, r.disaggregated")
     if run_ids is not None:
         sql = (f"SELECT {sel} FROM point_metrics m JOIN runs r ON r.id = m.run_id "
                "WHERE list_contains($ids, r.id) ORDER BY r.id, m.seq")
@@ -509,7 +509,7 @@ def _fitted_anchor_points(con: duckdb.DuckDBPyConnection, f: Filters | None,
     WITH pts AS (
         SELECT r.id AS run_id, m.seq, r.hardware, r.model, r.workload, r.provenance, r.label,
                m.concurrency, m.interactivity_p50, m.interactivity_mean, m.interactivity_p90,
-               m.throughput_total_per_gpu, CAST(NULL AS VARCHAR) AS meta,
+               m.throughput_total_per_gpu, CAST(NULL AS VARCHAR) AS meta, r.disaggregated,
                CASE {pct_case} END AS apct,
                {usable("m.throughput_total_per_gpu")} AS has_y
         FROM point_metrics m JOIN runs r ON r.id = m.run_id

@@ -13,7 +13,8 @@ better than any projection can do.
 `--kinds`: one shape per kind (MoE or dense model, workload, both, serving mode), each learned
 on the built-in measured curves of that kind from the other models (leave one model out; all of
 the other models' curves where a kind has fewer than MIN_KIND of them), scored on the same
-envelopes beside one shape for all.
+envelopes beside one shape for all, and the shapes opx draws (`opx.simulate.shape.fit`: the
+disaggregated envelopes' own shape for a disaggregated envelope, the default for the rest).
 """
 from __future__ import annotations
 
@@ -81,7 +82,7 @@ def by_kind(envelopes: list[dict], catalog) -> None:
                     other = [c for c in curves if c.model != e["model"]]
                     same = [c for c in other if kind(c.model, c.workload, c.disaggregated)
                             == key[1]]
-                    shapes[key] = SH.fit(same if len(same) >= MIN_KIND else other)
+                    shapes[key] = SH.fit_one(same if len(same) >= MIN_KIND else other)
                     if len(same) < MIN_KIND:
                         fallback.add(key)
                 ape = errors(e, shapes[key])
@@ -90,6 +91,17 @@ def by_kind(envelopes: list[dict], catalog) -> None:
                 worse += np.median(ape) > np.median(errors(e, LOGLOG))
         print(f"{name:>28} {np.median(np.concatenate(per)):13.1f} "
               f"{100.0 * worse / len(envelopes):36.1f} {fell_back:30d}")
+    # the shapes opx draws: the default, and the disaggregated envelopes' own (opx.simulate.shape.fit)
+    per, worse, fitted = [], 0, {}
+    with np.errstate(all="ignore"):
+        for e in envelopes:
+            if e["model"] not in fitted:
+                fitted[e["model"]] = SH.fit([c for c in curves if c.model != e["model"]])
+            ape = errors(e, fitted[e["model"]].pick(e["disaggregated"]))
+            per.append(ape)
+            worse += np.median(ape) > np.median(errors(e, LOGLOG))
+    print(f"{'disaggregated envelopes (opx)':>28} {np.median(np.concatenate(per)):13.1f} "
+          f"{100.0 * worse / len(envelopes):36.1f} {'-':>30}")
 
 
 def main() -> None:

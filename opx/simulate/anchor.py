@@ -74,6 +74,7 @@ class Anchor:
     sigma: float
     fitted: bool = True
     reason: str = ""            # why it is not fitted
+    disaggregated: bool = False  # measured on a disaggregated deployment (the shape it takes)
 
     def describe(self) -> str:
         if self.kind == "peak":
@@ -153,7 +154,8 @@ def anchors_from_points(points: pd.DataFrame, prefer: str = "p50") -> list[Ancho
         y = _num(r.get("throughput_total_per_gpu"))
         pct = next((p for p in order if _num(r.get(f"interactivity_{p}")) is not None), None)
         x = _num(r.get(f"interactivity_{pct}")) if pct else None
-        base = dict(run_id=str(r.get("run_id")), label=label, provenance=prov, sigma=sigma)
+        base = dict(run_id=str(r.get("run_id")), label=label, provenance=prov, sigma=sigma,
+                    disaggregated=_true(r.get("disaggregated")))
         if y is not None and x is not None:
             out.append(Anchor(kind="point", pct=pct, x=x, y=y, **base))
         elif y is not None:
@@ -165,6 +167,11 @@ def anchors_from_points(points: pd.DataFrame, prefer: str = "p50") -> list[Ancho
                               reason="an interactivity without a throughput at more than one "
                                      "request: no place on the curve", **base))
     return _mark_unfitted(out)
+
+
+def _true(v) -> bool:
+    """A stored flag as a bool: None or NaN (a row that does not say) is False."""
+    return isinstance(v, (bool, np.bool_)) and bool(v)
 
 
 def _mark_unfitted(anchors: list[Anchor]) -> list[Anchor]:
@@ -254,11 +261,11 @@ def _envelope_labels(result) -> frozenset[str]:
 
 
 def fit(hardware: str, model: str, workload: str, gpus: int | None, knobs, catalog,
-        anchors: list[Anchor], max_nfev: int = 8, shape=None) -> AnchorFit:
+        anchors: list[Anchor], max_nfev: int = 8, shapes=None) -> AnchorFit:
     """Fit FREE to the anchors and project the envelope through them (see the module docstring).
     With no fitted anchor the projection is the unanchored one (every multiplier 1, no band).
     Between two or more point anchors of one statistic the envelope follows the learned shape
-    (`shape`, default data/simulator/shape.json; `follow_shape`)."""
+    (`shapes`, default data/simulator/shape.json; `follow_shape`)."""
     from opx.simulate import api
     t0 = time.perf_counter()
     used = [a for a in anchors if a.fitted]
@@ -330,7 +337,7 @@ def fit(hardware: str, model: str, workload: str, gpus: int | None, knobs, catal
         for sgn in (1, -1):
             sigma_results.append(sim(np.clip(theta + sgn * step, lo, hi), label_set))
     _put_band(full, sigma_results)
-    shaped = follow_shape(full, used, shape)
+    shaped = follow_shape(full, used, shapes)
     if shaped:
         notes.append(shaped)
     if infl > 1:
@@ -375,16 +382,17 @@ def saved_note(summary: dict | None) -> str:
     return SAVED_SHAPE_NOTE if _is_shaped((summary or {}).get("notes")) else ""
 
 
-def follow_shape(result, used: list[Anchor], shape=None) -> str | None:
+def follow_shape(result, used: list[Anchor], shapes=None) -> str | None:
     """Between the point anchors of each statistic (two or more, a frontier), replace the
-    envelope by the shape learned from the measured curves (opx/simulate/shape.py) through
-    them, with its band; outside them keep the physics' curve, scaled to meet the outermost
-    anchors. Returns a note when it did, None when there was nothing to do."""
+    envelope by the shape learned from the measured curves (opx/simulate/shape.py, `Shapes`)
+    through them, with its band; outside them keep the physics' curve, scaled to meet the
+    outermost anchors. Anchors of several disaggregated runs are a disaggregated system's
+    envelope and take its shape. Returns a note when it did, None when there was nothing to do."""
     from opx.simulate import shape as SH
-    s = shape if shape is not None else SH.load()
-    if s is None:
+    shapes = shapes if shapes is not None else SH.load()
+    if shapes is None:
         return None
-    done = []
+    done, described = [], []
     for pct, attr in (("p50", "envelope"), ("p90", "envelope_p90")):
         pts = [a for a in used if a.kind == "point" and ANCHOR_PCTS[a.pct] == pct]
         env = getattr(result, attr)
@@ -401,16 +409,18 @@ def follow_shape(result, used: list[Anchor], shape=None) -> str | None:
         ax, ay = ax[keep][order], ay[keep][order]
         if ax.size < 2:
             continue
+        s = shapes.pick(all(a.disaggregated for a in pts) and len({a.run_id for a in pts}) > 1)
         setattr(result, attr, _shaped_envelope(env, pct, ax, ay, s))
         done.append(pct.upper())
+        described.append(s.describe())
     if not done:
         return None
     if result.envelope_p90 is not None and not result.envelope_p90.empty \
             and result.envelope is not None and not result.envelope.empty:
         result.envelope_p90 = _under(result.envelope_p90, result.envelope)
-    return (f"{SHAPE_NOTE} ({', '.join(done)}) the curve follows the shape learned from "
-            f"{s.curves} measured curves (y^{s.y_power:g} linear in x^{s.x_power:g}, band "
-            f"{round(s.coverage * 100)} %); outside them, the physics model scaled to meet them")
+    return (f"{SHAPE_NOTE} ({', '.join(done)}) the curve follows "
+            f"{' and '.join(dict.fromkeys(described))}; outside them, the physics model scaled to "
+            "meet them")
 
 
 def _shaped_envelope(env: pd.DataFrame, pct: str, ax: np.ndarray, ay: np.ndarray, s

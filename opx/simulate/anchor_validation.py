@@ -118,9 +118,11 @@ def _inside(fit_result, x: float, y: float) -> bool | None:
 
 
 def _anchor(env: dict, i: int, tag: str) -> A.Anchor:
+    """An envelope's point as an anchor; each anchor is its own run (an envelope's ends are
+    other configurations), measured on the envelope's kind of deployment."""
     return A.Anchor(run_id=f"{env['system']}:{tag}", label=tag, provenance="measured",
                     kind="point", pct="p50", x=float(env["x"][i]), y=float(env["y"][i]),
-                    sigma=A.SIGMA["measured"])
+                    sigma=A.SIGMA["measured"], disaggregated=env["disaggregated"])
 
 
 def _coverage(inside: list[bool | None]) -> dict:
@@ -154,7 +156,7 @@ def validate(silicon_csv: Path | None = None, catalog=None, limit: int | None = 
     t0 = time.perf_counter()
     held, per, lomo, single, single_inside = [], [], [], [], []
     curves = SH.measured_curves(catalog)
-    shapes: dict[str, SH.Shape] = {}
+    shapes: dict[str, SH.Shapes] = {}
     envs = envelopes(silicon_csv, catalog)
     for env in envs[:limit] if limit else envs:
         x, y = env["x"], env["y"]
@@ -174,7 +176,7 @@ def validate(silicon_csv: Path | None = None, catalog=None, limit: int | None = 
             shapes[env["model"]] = SH.fit([c for c in curves if c.model != env["model"]])
         anchors = [_anchor(env, 0, "highest throughput"), _anchor(env, -1, "highest interactivity")]
         f = A.fit(env["hardware"], env["model"], env["workload"], None, SimKnobs(), catalog,
-                  anchors, shape=shapes[env["model"]])
+                  anchors, shapes=shapes[env["model"]])
         fx, fy = A._env_xy(f.result, "p50")
         rows = []
         for xi, yi in zip(x[1:-1], y[1:-1]):
@@ -183,7 +185,7 @@ def validate(silicon_csv: Path | None = None, catalog=None, limit: int | None = 
             rows.append({"anchored": _ape(_on(fx, fy, xi), yi), "loglog": _ape(ll, yi),
                          "inside": _inside(f.result, xi, yi)})
         one = A.fit(env["hardware"], env["model"], env["workload"], None, SimKnobs(), catalog,
-                    anchors[:1], shape=shapes[env["model"]])
+                    anchors[:1], shapes=shapes[env["model"]])
         ox, oy = A._env_xy(one.result, "p50")
         single.extend(_ape(_on(ox, oy, xi), yi) for xi, yi in zip(x[1:], y[1:]))
         single_inside.extend(_inside(one.result, xi, yi) for xi, yi in zip(x[1:], y[1:]))

@@ -9,9 +9,14 @@ configuration over its concurrencies) and every system's envelope (all configura
 hardware, model and workload) in data/measured/. The band is the spread of the held-out log
 errors, which are zero at the two points and largest between them: `log(y / pred)` divided by
 `4 u (1 - u) log(y0 / y1) ** 1.5` (u the position between the points in `x ** q`), whose 10th
-and 90th percentiles over the envelopes (each envelope counting once) give an 80 % band. Both
-are fitted once (`python -m opx simulate --shape`, written to data/simulator/shape.json) and
-validated leaving each model out (`held_out`).
+and 90th percentiles over the envelopes (each envelope counting once) give an 80 % band.
+
+Two shapes are learned (`Shapes`): one from every curve, and one from the envelopes of
+disaggregated systems alone, which is drawn through anchors of a disaggregated system's
+envelope (`Shapes.pick`). A disaggregated frontier is a stack of configurations whose throughput
+falls in steps, far steeper than one configuration's curve; the shape of every curve bends the
+wrong way there (docs/simulator.md). Both are fitted once (`python -m opx simulate --shape`,
+written to data/simulator/shape.json) and validated leaving each model out (`held_out`).
 """
 from __future__ import annotations
 
@@ -26,13 +31,15 @@ import numpy as np
 from opx.frontier import pareto_mask_numpy
 
 # candidate exponents of y and x; the fit picks one pair
-POWERS = tuple(round(float(v), 2) for v in np.arange(-0.5, 1.51, 0.1))
+POWERS = tuple(round(float(v), 2) + 0.0 for v in np.arange(-0.5, 1.51, 0.1))   # + 0.0: no -0
 COVERAGE = 0.80                      # the band's stated coverage
 # the held-out log error grows faster than the curve's fall (log y0/y1): scaled by the fall to
 # this power, it is alike on steep and flat curves, runs and envelopes (80 % bands cover 78-81 %
 # of each; to the power 1 steep curves got 72 %)
 BAND_FALL_POWER = 1.5
 MIN_POINTS = 3                       # a curve teaches a shape only with a point between its ends
+MIN_DISAGGREGATED = 2                # disaggregated envelopes needed for a shape of their own
+KINDS = {"all": "curves", "disaggregated": "disaggregated envelopes"}    # what each kind learns from
 
 
 @dataclass(frozen=True)
@@ -58,6 +65,35 @@ class Shape:
 
     def as_dict(self) -> dict:
         return dataclasses.asdict(self)
+
+    def describe(self) -> str:
+        return (f"the shape learned from {self.curves} measured {KINDS.get(self.kind, 'curves')} "
+                f"(y^{self.y_power:g} linear in x^{self.x_power:g}, band "
+                f"{round(self.coverage * 100)} %)")
+
+
+@dataclass(frozen=True)
+class Shapes:
+    """The learned shapes: `default` from every measured curve, `disaggregated` from the
+    envelopes of disaggregated systems (None where fewer than MIN_DISAGGREGATED were there to
+    learn from)."""
+    default: Shape
+    disaggregated: Shape | None = None
+
+    def pick(self, disaggregated_envelope: bool) -> Shape:
+        """The shape for a curve: a disaggregated system's envelope (several disaggregated
+        configurations) takes the disaggregated one, anything else the default."""
+        if disaggregated_envelope and self.disaggregated is not None:
+            return self.disaggregated
+        return self.default
+
+    def as_dict(self) -> dict:
+        return {"default": self.default.as_dict(),
+                "disaggregated": self.disaggregated.as_dict() if self.disaggregated else None}
+
+
+def is_disaggregated_envelope(curve: "Curve") -> bool:
+    return curve.disaggregated and curve.scope == "envelope"
 
 
 def _pw(v, p: float):
@@ -236,10 +272,19 @@ def fit_one(curves: list[Curve], kind: str = "all") -> Shape:
     return dataclasses.replace(s, band=(round(band[0], 4), round(band[1], 4)))
 
 
-def fit(curves: list[Curve]) -> Shape:
-    """One shape for every kind of deployment: a shape per kind (aggregated, disaggregated) and
-    per scope (run, envelope) was no better held out (docs/simulator.md)."""
-    return fit_one(curves, "all")
+def fit(curves: list[Curve]) -> Shapes:
+    """The default shape from every curve, and the disaggregated envelopes' own. A shape per
+    kind of model or workload, per scope (run, envelope), or one learned from every
+    disaggregated curve (runs included) was no better held out (docs/simulator.md)."""
+    default = fit_one(curves, "all")
+    disaggregated = [c for c in curves if is_disaggregated_envelope(c)]
+    if len(disaggregated) < MIN_DISAGGREGATED:
+        return Shapes(default)
+    own = fit_one(disaggregated, "disaggregated")
+    # its band is at least as wide as the default's on each side: the spread of a handful of
+    # envelopes (two models) understates what it misses held out (64 % covered, stated 80)
+    band = (min(own.band[0], default.band[0]), max(own.band[1], default.band[1]))
+    return Shapes(default, dataclasses.replace(own, band=band))
 
 
 # -- stored ----------------------------------------------------------------------------------------
@@ -249,14 +294,15 @@ def default_path() -> Path:
     return ROOT / "data" / "simulator" / "shape.json"
 
 
-def write(shape: Shape, curves: list[Curve], validation: dict | None = None,
+def write(shapes: Shapes, curves: list[Curve], validation: dict | None = None,
           out: Path | None = None) -> Path:
     import datetime as dt
     path = Path(out or default_path())
     doc = {"fit_date": dt.date.today().isoformat(),
            "curves": {"runs": sum(c.scope == "run" for c in curves),
-                      "envelopes": sum(c.scope == "envelope" for c in curves)},
-           "shape": shape.as_dict(),
+                      "envelopes": sum(c.scope == "envelope" for c in curves),
+                      "disaggregated_envelopes": sum(map(is_disaggregated_envelope, curves))},
+           "shapes": shapes.as_dict(),
            "validation": validation or {}}
     path.write_text(json.dumps(doc, indent=1) + "\n")
     load.cache_clear()
@@ -264,12 +310,15 @@ def write(shape: Shape, curves: list[Curve], validation: dict | None = None,
 
 
 @functools.lru_cache(maxsize=1)
-def load() -> Shape | None:
+def load() -> Shapes | None:
     p = default_path()
     if not p.is_file():
         return None
-    v = json.loads(p.read_text())["shape"]
-    return Shape(**{**v, "band": tuple(v["band"])})
+    v = json.loads(p.read_text())["shapes"]
+
+    def one(d: dict | None) -> Shape | None:
+        return Shape(**{**d, "band": tuple(d["band"])}) if d else None
+    return Shapes(one(v["default"]), one(v.get("disaggregated")))
 
 
 def stored_validation() -> dict:
@@ -280,10 +329,10 @@ def stored_validation() -> dict:
 # -- held out -------------------------------------------------------------------------------------
 
 def held_out(curves: list[Curve], steep_fall: float = 10.0) -> dict:
-    """Each curve drawn through its two ends with a shape fitted on the other models' curves:
-    the median error of the points between, beside log-log interpolation; the share of curves
-    where it does worse than log-log; the steep and disaggregated curves apart; the band's
-    measured coverage."""
+    """Each curve drawn through its two ends with the shape for its kind (`Shapes.pick`) fitted
+    on the other models' curves: the median error of the points between, beside log-log
+    interpolation; the share of curves where it does worse than log-log; the steep and
+    disaggregated curves apart; the band's measured coverage."""
     models = sorted({c.model for c in curves})
     loglog = Shape(0.0, 0.0, (0.0, 0.0), COVERAGE, 0, "log-log")
     rows = []
@@ -291,8 +340,9 @@ def held_out(curves: list[Curve], steep_fall: float = 10.0) -> dict:
         train = [c for c in curves if c.model != m]
         if not train:
             continue              # one model alone: nothing to learn its shape from
-        s = fit(train)
+        shapes = fit(train)
         for c in (c for c in curves if c.model == m):
+            s = shapes.pick(is_disaggregated_envelope(c))
             xi, yi = c.x[1:-1], c.y[1:-1]
             pred = between(c.x[0], c.y[0], c.x[-1], c.y[-1], xi, s)
             lo, hi = band_between(c.x[0], c.y[0], c.x[-1], c.y[-1], xi, s)
@@ -313,8 +363,8 @@ def held_out(curves: list[Curve], steep_fall: float = 10.0) -> dict:
                 "worse_than_loglog_pct": round(100.0 * worse / len(sel), 1),
                 "band_coverage_pct": round(100.0 * float(np.mean(np.concatenate(
                     [r["inside"] for r in sel]))), 1)}
-    out = {"method": "leave one model out: each curve through its two ends, the shape fitted "
-                     "on the other models' curves",
+    out = {"method": "leave one model out: each curve through its two ends, the shape for its "
+                     "kind fitted on the other models' curves",
            "stated_coverage_pct": round(COVERAGE * 100)}
     for scope in ("run", "envelope"):
         sel = [r for r in rows if r["curve"].scope == scope]

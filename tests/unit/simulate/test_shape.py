@@ -49,13 +49,38 @@ def test_the_measured_curves_are_runs_and_envelopes(curves):
         assert c.x.size >= SH.MIN_POINTS and np.all(np.diff(c.x) > 0) and np.all(np.diff(c.y) < 0)
 
 
-def test_the_stored_shape_is_the_fit_on_the_measured_curves(curves):
+def test_the_stored_shapes_are_the_fit_on_the_measured_curves(curves):
     stored = SH.load()
-    assert stored is not None
+    assert stored is not None and stored.disaggregated is not None
     fitted = SH.fit(curves)
-    assert (fitted.y_power, fitted.x_power) == (stored.y_power, stored.x_power)
-    assert fitted.band == pytest.approx(stored.band, abs=1e-4)
-    assert stored.curves == len(curves)
+    for got, want in ((fitted.default, stored.default),
+                      (fitted.disaggregated, stored.disaggregated)):
+        assert (got.y_power, got.x_power, got.kind) == (want.y_power, want.x_power, want.kind)
+        assert got.band == pytest.approx(want.band, abs=1e-4)
+    assert stored.default.curves == len(curves)
+    assert stored.disaggregated.curves == sum(map(SH.is_disaggregated_envelope, curves))
+
+
+def test_disaggregated_envelopes_learn_their_own_shape_with_a_band_no_narrower():
+    """Envelopes of disaggregated systems fall in steps, unlike single configurations: they
+    learn their own shape (here exactly log y linear in x), the rest keeps the default, and the
+    disaggregated band is at least the default's on each side."""
+    x = np.geomspace(20, 160, 7)
+    runs = [SH.Curve(x, 1e4 * (x / 20) ** -1.2 * (1 + 0.02 * i), "h", f"r{i}", "1k1k", dis,
+                     "run") for i, dis in enumerate([False] * 30 + [True] * 10)]
+    stepped = [SH.Curve(x, 1e4 * np.exp(-k * (x - 20)), "h", f"d{i}", "1k1k", True, "envelope")
+               for i, k in enumerate((0.03, 0.04, 0.05))]
+    shapes = SH.fit(runs + stepped)
+    dis = shapes.pick(True)
+    assert (dis.y_power, dis.x_power, dis.kind, dis.curves) == (0.0, 1.0, "disaggregated", 3)
+    for c in stepped:
+        np.testing.assert_allclose(SH.between(c.x[0], c.y[0], c.x[-1], c.y[-1], c.x, dis), c.y,
+                                   rtol=1e-9)
+    assert shapes.pick(False) is shapes.default and shapes.default.kind == "all"
+    assert dis.band[0] <= shapes.default.band[0] and dis.band[1] >= shapes.default.band[1]
+    # too few disaggregated envelopes to learn from: every curve takes the default
+    alone = SH.fit(runs + stepped[:1])
+    assert alone.disaggregated is None and alone.pick(True) is alone.default
 
 
 def _bent(scope: str, bend: float, n: int, model: str = "m") -> SH.Curve:
@@ -106,7 +131,7 @@ def _envelope_anchors(catalog):
 
 def test_an_anchored_curve_follows_the_shape_between_its_anchors(catalog):
     env, anchors = _envelope_anchors(catalog)
-    s = SH.load()
+    s = SH.load().default
     f = A.fit(env["hardware"], env["model"], env["workload"], None, SimKnobs(), catalog, anchors)
     e = f.result.envelope.sort_values("interactivity_p50")
     x, y = e.interactivity_p50.to_numpy(float), e.throughput_total_per_gpu.to_numpy(float)
@@ -130,6 +155,66 @@ def test_an_anchored_curve_follows_the_shape_between_its_anchors(catalog):
                                e.throughput_total_per_gpu, rtol=1e-9)
 
 
+def test_anchors_of_several_disaggregated_runs_follow_the_disaggregated_shape(catalog):
+    """The shape follows what the anchors are: two disaggregated runs are a disaggregated
+    system's envelope; one run's two points, or aggregated runs, keep the default shape."""
+    import dataclasses
+    env, anchors = _envelope_anchors(catalog)
+    shapes = SH.load()
+    x0, x1 = anchors[0].x, anchors[1].x
+
+    def drawn(anchor_list):
+        f = A.fit(env["hardware"], env["model"], env["workload"], None, SimKnobs(), catalog,
+                  anchor_list)
+        e = f.result.envelope.sort_values("interactivity_p50")
+        x = e.interactivity_p50.to_numpy(float)
+        mid = (x > x0) & (x < x1)
+        return f, x[mid], e.throughput_total_per_gpu.to_numpy(float)[mid]
+
+    dis = [dataclasses.replace(a, disaggregated=True) for a in anchors]
+    f, x, y = drawn(dis)
+    np.testing.assert_allclose(y, SH.between(x0, dis[0].y, x1, dis[1].y, x,
+                                             shapes.disaggregated), rtol=1e-9)
+    assert any("disaggregated envelopes" in n for n in f.notes)
+    one_run = [dataclasses.replace(a, run_id="one") for a in dis]
+    for other in (anchors, one_run):
+        f, x, y = drawn(other)
+        np.testing.assert_allclose(y, SH.between(x0, other[0].y, x1, other[1].y, x,
+                                                 shapes.default), rtol=1e-9)
+        assert not any("disaggregated envelopes" in n for n in f.notes)
+
+
+def test_the_cli_draws_a_disaggregated_system_through_its_own_shape(full_db, capsys):
+    """`simulate --anchor` on two disaggregated runs of one system says which shape it drew."""
+    from opx import store
+    with store.reading(full_db) as con:
+        ids = [r[0] for r in con.execute(
+            "SELECT id FROM runs WHERE hardware = 'gb200-nvl72' AND model = 'deepseek-v3' "
+            "AND workload = '1k1k' AND disaggregated AND provenance <> 'simulated' ORDER BY id"
+        ).fetchall()]
+    assert len(ids) >= 2
+    args = ["simulate", "--hardware", "gb200-nvl72", "--model", "deepseek-v3", "--workload",
+            "1k1k", "--search", "--db", str(full_db)]
+    assert cli.main(args + [a for rid in ids for a in ("--anchor", rid)]) == 0
+    text = capsys.readouterr().out
+    assert "note: between the anchors (P50) the curve follows the shape learned from " \
+           f"{SH.load().disaggregated.curves} measured disaggregated envelopes" in text
+
+
+def test_anchor_points_say_whether_their_run_is_disaggregated(full_db):
+    """The flag the shape is picked by comes from the stored run (opx.queries.anchor_points)."""
+    from opx import queries, store
+    with store.reading(full_db) as con:
+        ids = [r[0] for r in con.execute(
+            "SELECT id FROM runs WHERE provenance <> 'simulated' ORDER BY disaggregated DESC, id"
+        ).fetchall()]
+        flags = dict(con.execute("SELECT id, disaggregated FROM runs").fetchall())
+        pts = queries.anchor_points(con, run_ids=[ids[0], ids[-1]])
+    got = {a.run_id: a.disaggregated for a in A.anchors_from_points(pts)}
+    assert got == {ids[0]: flags[ids[0]], ids[-1]: flags[ids[-1]]}
+    assert flags[ids[0]] is True and flags[ids[-1]] is False
+
+
 def test_one_point_anchor_leaves_the_physics_curve(catalog):
     env, anchors = _envelope_anchors(catalog)
     f = A.fit(env["hardware"], env["model"], env["workload"], None, SimKnobs(), catalog,
@@ -147,7 +232,9 @@ def test_the_cli_refits_the_shape_into_its_file(tmp_path, monkeypatch, capsys):
     text = capsys.readouterr().out
     assert "linear in x^" in text and "worse_than_loglog_pct" in text
     doc = json.loads(out.read_text())
-    assert doc["shape"]["curves"] > 500 and doc["validation"]["runs"]["mdape"] > 0
+    assert doc["shapes"]["default"]["curves"] > 500 and doc["validation"]["runs"]["mdape"] > 0
+    assert doc["shapes"]["disaggregated"]["curves"] == doc["curves"]["disaggregated_envelopes"]
+    assert "disaggregated envelopes' shape" in text
     SH.load.cache_clear()
 
 
@@ -225,7 +312,7 @@ def test_anchors_beyond_the_physics_reach_keep_one_continuous_frontier():
                         "throughput_output_per_gpu": y / 2, "throughput_input_per_gpu": y / 2,
                         "band_lo": y * 0.9, "band_hi": y * 1.1, "layout": "TP8",
                         "concurrency": np.arange(12.0), "tpot_p50_s": 1 / x})
-    shape = SH.load()
+    shape = SH.load().default
     out = A._shaped_envelope(env, "p50", np.array([300.0, 500.0]), np.array([3000.0, 1000.0]),
                              shape)
     ox, oy = out.interactivity_p50.to_numpy(float), out.throughput_total_per_gpu.to_numpy(float)
