@@ -44,4 +44,4 @@ def anchoring(fit) -> None:
             st.subheader("Anchoring: fitted parameters and each anchor's residual")
             st.dataframe(parameter_table(fit), hide_index=True, key="anchor_parameters")
             st.dataframe(residual_table(fit), hide_index=True, key="anchor_residuals")
-            st.caption(escape_md(f"Band: {fit.band_method}. " + " ".join(fit.notes)))
+            st.caption(escape_md(f"Band: {fit.band_method}. {fit.notes_text()}"))

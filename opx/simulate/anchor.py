@@ -109,6 +109,10 @@ class AnchorFit:
         """Whether the curve follows the learned shape between its anchors (follow_shape)."""
         return _is_shaped(self.notes)
 
+    def notes_text(self) -> str:
+        """The notes as sentences, for a caption."""
+        return " ".join(n[:1].upper() + n[1:].rstrip(".") + "." for n in self.notes)
+
     def band_text(self) -> str:
         """Where the band comes from, in a few words for the pages."""
         return ("between the anchors the shape learned from measured curves, band from its "

@@ -176,6 +176,9 @@ def test_anchors_of_several_disaggregated_runs_follow_the_disaggregated_shape(ca
     np.testing.assert_allclose(y, SH.between(x0, dis[0].y, x1, dis[1].y, x,
                                              shapes.disaggregated), rtol=1e-9)
     assert any("disaggregated envelopes" in n for n in f.notes)
+    # the page's caption reads the notes as sentences
+    assert f.notes_text().startswith("Between the anchors (P50)") and f.notes_text().endswith(".")
+    assert f.notes_text().count(". ") >= len(f.notes) - 1
     one_run = [dataclasses.replace(a, run_id="one") for a in dis]
     for other in (anchors, one_run):
         f, x, y = drawn(other)
