@@ -14,7 +14,8 @@ better than any projection can do.
 on the built-in measured curves of that kind from the other models (leave one model out; all of
 the other models' curves where a kind has fewer than MIN_KIND of them), scored on the same
 envelopes beside one shape for all, and the shapes opx draws (`opx.simulate.shape.fit`: the
-disaggregated envelopes' own shape for a disaggregated envelope, the default for the rest).
+disaggregated envelopes' own shape where both end points are disaggregated, the default for the
+rest).
 """
 from __future__ import annotations
 
@@ -97,7 +98,8 @@ def by_kind(envelopes: list[dict], catalog) -> None:
         for e in envelopes:
             if e["model"] not in fitted:
                 fitted[e["model"]] = SH.fit([c for c in curves if c.model != e["model"]])
-            ape = errors(e, fitted[e["model"]].pick(e["disaggregated"]))
+            ends = e["point_disaggregated"][[0, -1]]       # what the two anchors are
+            ape = errors(e, fitted[e["model"]].pick(bool(ends.all())))
             per.append(ape)
             worse += np.median(ape) > np.median(errors(e, LOGLOG))
     print(f"{'disaggregated envelopes (opx)':>28} {np.median(np.concatenate(per)):13.1f} "

@@ -85,7 +85,7 @@ def envelopes(silicon_csv: Path | None, catalog) -> list[dict]:
         dis = (g["mode"].to_numpy() == "disagg")[ok][keep][order]
         out.append({"system": system, "hardware": hw, "model": model, "workload": wl,
                     "x": x[keep][order], "y": y[keep][order], "rows": int(ok.sum()),
-                    "disaggregated": bool(dis.all())})
+                    "disaggregated": bool(dis.all()), "point_disaggregated": dis})
     return out
 
 
@@ -118,11 +118,12 @@ def _inside(fit_result, x: float, y: float) -> bool | None:
 
 
 def _anchor(env: dict, i: int, tag: str) -> A.Anchor:
-    """An envelope's point as an anchor; each anchor is its own run (an envelope's ends are
-    other configurations), measured on the envelope's kind of deployment."""
+    """An envelope's point as an anchor, as `simulate --anchor` reads one: its own run (an
+    envelope's ends are other configurations), disaggregated when its row is."""
     return A.Anchor(run_id=f"{env['system']}:{tag}", label=tag, provenance="measured",
                     kind="point", pct="p50", x=float(env["x"][i]), y=float(env["y"][i]),
-                    sigma=A.SIGMA["measured"], disaggregated=env["disaggregated"])
+                    sigma=A.SIGMA["measured"],
+                    disaggregated=bool(env["point_disaggregated"][i]))
 
 
 def _coverage(inside: list[bool | None]) -> dict:
