@@ -834,7 +834,8 @@ def _provenance_summary(view: ExplorerView) -> str:
 
 def simulate_subtitle(result, fit=None, pct: str = "p50") -> list[str]:
     """The lines under the Simulate chart: engine and layouts, the held-out errors (by system,
-    and of anchoring), and what the curve is anchored to."""
+    and the one that applies to how the curve is anchored), what it is anchored to, and what
+    each mark is."""
     from opx.simulate import anchor_validation, api
     validation = result.validation if isinstance(result.validation, dict) else {}
     held_out = ", ".join(f"{k} {v:.0f}%" for k, v in validation.get("overall", {}).items()
@@ -847,9 +848,11 @@ def simulate_subtitle(result, fit=None, pct: str = "p50") -> list[str]:
             f"curves; simulated, drawn at {pct_label(pct)}"
             + (" (the spread model's P90 on the P50 step times)." if pct != "p50" else "."),
             f"Held-out error (leave-one-system-out, median abs. %): {held_out or 'not available'}.",
-            *wrap_line(anchor_validation.summary_text() or "No anchoring validation on record."),
+            *wrap_line(anchor_validation.fit_text(fit) or "No anchoring validation on record."),
             *wrap_line(anchored),
-            "Blue: measured or published points of the same hardware, model and workload."]
+            "Red dashed: the simulated envelope" + (", shaded: its band" if fit and fit.anchored
+                                                    else "")
+            + "; blue: measured or published points of the same hardware, model and workload."]
 
 
 def simulate_chart(points: pd.DataFrame, envelope: pd.DataFrame, measured: pd.DataFrame,

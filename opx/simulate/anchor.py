@@ -109,6 +109,13 @@ class AnchorFit:
         """Whether the curve follows the learned shape between its anchors (follow_shape)."""
         return _is_shaped(self.notes)
 
+    @property
+    def shaped_disaggregated(self) -> bool:
+        """Whether the shape it follows is the disaggregated envelopes' (follow_shape's note)."""
+        from opx.simulate.shape import KINDS
+        return any(str(n).startswith(SHAPE_NOTE) and KINDS["disaggregated"] in str(n)
+                   for n in self.notes)
+
     def notes_text(self) -> str:
         """The notes as sentences, for a caption."""
         return " ".join(n[:1].upper() + n[1:].rstrip(".") + "." for n in self.notes)

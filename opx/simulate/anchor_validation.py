@@ -269,6 +269,38 @@ def load() -> dict | None:
     return json.loads(p.read_text()) if p.is_file() else None
 
 
+def fit_text(fit) -> str | None:
+    """The held-out figure that applies to one projection, anchored as `fit` is (None: not
+    anchored): between two point anchors the leave-points-out error and its band's coverage (on
+    disaggregated envelopes when it follows their shape), on one anchor that of one anchor,
+    unanchored that of models left out of the calibration."""
+    doc = load()
+    if not doc:
+        return None
+    o = doc["overall"]
+    if fit is None or not fit.anchored:
+        lomo = "; ".join(f"{m} {v['mdape']:.0f} %"
+                         for m, v in o["unanchored_leave_one_model_out"].items())
+        return (f"Unanchored, on models the calibration does not hold, the projection misses "
+                f"their measured points by {lomo} (median; simulate --validate)" if lomo else None)
+    if fit.shaped:
+        kind, where = ((o["disaggregated"], "disaggregated envelopes")
+                       if fit.shaped_disaggregated and o.get("disaggregated", {}).get("envelopes")
+                       else (o, "measured envelopes"))
+        return (f"Between two anchors, held out, the curve misses the points between them by "
+                f"{kind['anchored_mdape']:.0f} % (median, {kind['held_out_points']} points of "
+                f"{kind['envelopes']} {where}; log-log {kind['loglog_mdape']:.0f} %); its "
+                f"{o['stated_band_coverage_pct']} % band covers {kind['band_coverage_pct']:.0f} % "
+                "of them (simulate --validate)")
+    one = o.get("one_anchor", {})
+    if one.get("band_coverage_pct") is None:
+        return None
+    return (f"Anchored on one point, held out, the curve misses the frontier's other points by "
+            f"{one['mdape']:.0f} % (median, {one['points']} points); its band (one standard "
+            f"deviation of the fit) covers {one['band_coverage_pct']:.0f} % of them "
+            "(simulate --validate)")
+
+
 def summary_text() -> str | None:
     """One line for the pages: the anchored projections' held-out error beside log-log
     interpolation, and the unanchored model's on models outside the calibration."""

@@ -179,12 +179,19 @@ def test_anchors_of_several_disaggregated_runs_follow_the_disaggregated_shape(ca
     # the page's caption reads the notes as sentences
     assert f.notes_text().startswith("Between the anchors (P50)") and f.notes_text().endswith(".")
     assert f.notes_text().count(". ") >= len(f.notes) - 1
+    # the figure quoted under its chart is the disaggregated envelopes' held-out error
+    from opx.simulate import anchor_validation as V
+    dis_fig = V.load()["overall"]["disaggregated"]
+    assert f.shaped_disaggregated
+    assert f"by {dis_fig['anchored_mdape']:.0f} %" in V.fit_text(f)
+    assert f"{dis_fig['envelopes']} disaggregated envelopes" in V.fit_text(f)
     one_run = [dataclasses.replace(a, run_id="one") for a in dis]
     for other in (anchors, one_run):
         f, x, y = drawn(other)
         np.testing.assert_allclose(y, SH.between(x0, other[0].y, x1, other[1].y, x,
                                                  shapes.default), rtol=1e-9)
         assert not any("disaggregated envelopes" in n for n in f.notes)
+        assert not f.shaped_disaggregated and "measured envelopes" in V.fit_text(f)
 
 
 def test_the_cli_draws_a_disaggregated_system_through_its_own_shape(full_db, capsys):
@@ -225,6 +232,17 @@ def test_one_point_anchor_leaves_the_physics_curve(catalog):
     assert not any("learned" in n for n in f.notes)
     assert not f.shaped
     assert f.result.saved_note() == ""
+    # the Simulate chart quotes the one-anchor figure, not the two-anchor one
+    from opx.charts import simulate_subtitle
+    from opx.simulate import anchor_validation as V
+    one = V.load()["overall"]["one_anchor"]
+    text = " ".join(simulate_subtitle(f.result, f, "p50"))
+    assert f"Anchored on one point, held out, the curve misses the frontier's other points by " \
+           f"{one['mdape']:.0f} %" in text and "Between two anchors" not in text
+    assert "shaded: its band" in text
+    unanchored = " ".join(simulate_subtitle(f.result, None, "p50"))
+    assert "Unanchored, on models the calibration does not hold" in unanchored
+    assert "shaded" not in unanchored
     assert not any(A.SAVED_SHAPE_NOTE in r.notes for r in f.result.to_runs())
 
 
