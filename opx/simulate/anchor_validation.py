@@ -295,8 +295,9 @@ def fit_text(fit) -> str | None:
     one = o.get("one_anchor", {})
     if one.get("band_coverage_pct") is None:
         return None
-    return (f"Anchored on one point, held out, the curve misses the frontier's other points by "
-            f"{one['mdape']:.0f} % (median, {one['points']} points); its band (one standard "
+    return (f"Without two point anchors to follow, the nearest case validated is one point "
+            f"alone: held out, a curve anchored on it misses the frontier's other points by "
+            f"{one['mdape']:.0f} % (median, {one['points']} points), and its band (one standard "
             f"deviation of the fit) covers {one['band_coverage_pct']:.0f} % of them "
             "(simulate --validate)")
 
