@@ -36,6 +36,11 @@ class Anchoring:
     residuals: list = field(default_factory=list)
     held_out_error: str | None = None       # opx.simulate.held_out: drawn beside the curve
 
+    @property
+    def notes(self) -> tuple:
+        """The fit's notes (which shape it follows between its anchors, ...)."""
+        return tuple((self.fit or {}).get("notes") or ())
+
     def as_json(self) -> dict:
         return {"anchored": self.anchored, "anchoring": self.text,
                 "held_out_error": self.held_out_error,

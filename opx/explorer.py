@@ -505,11 +505,16 @@ def finish(p: Prepared, state: ViewState, catalog: Catalog) -> ExplorerView:
     for hw, a in anchoring.items():
         if hw in drawn_sim:
             notes.append(f"{catalog.hardware_name(hw)} simulated curve: {a.text}.")
-    if drawn_sim:
-        from opx.simulate.anchor_validation import summary_text
-        text = summary_text()
+    # each curve's held-out error as its anchoring gives it (the Simulate chart quotes the same),
+    # one note per figure with the hardware it applies to
+    from opx.simulate.anchor_validation import fit_text
+    by_text: dict[str, list[str]] = {}
+    for hw in (h for h in state.hw if h in drawn_sim):
+        text = fit_text(anchoring.get(hw))
         if text:
-            notes.append(f"Simulated curves' error: {text}.")
+            by_text.setdefault(text, []).append(catalog.hardware_name(hw))
+    for text, names in by_text.items():
+        notes.append(f"Simulated curves' error ({', '.join(names)}): {text}.")
     return ExplorerView(state=state, baseline=baseline, points=pts, references=refs,
                         summaries=summaries, notes=notes, missing=missing, operating=near,
                         anchoring=anchoring)

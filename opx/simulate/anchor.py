@@ -107,14 +107,11 @@ class AnchorFit:
     @property
     def shaped(self) -> bool:
         """Whether the curve follows the learned shape between its anchors (follow_shape)."""
-        return _is_shaped(self.notes)
+        return is_shaped(self.notes)
 
     @property
     def shaped_disaggregated(self) -> bool:
-        """Whether the shape it follows is the disaggregated envelopes' (follow_shape's note)."""
-        from opx.simulate.shape import KINDS
-        return any(str(n).startswith(SHAPE_NOTE) and KINDS["disaggregated"] in str(n)
-                   for n in self.notes)
+        return follows_disaggregated_shape(self.notes)
 
     def notes_text(self) -> str:
         """The notes as sentences, for a caption."""
@@ -383,14 +380,22 @@ SAVED_SHAPE_NOTE = ("Between the anchors the projection drawn follows the learne
                     "view that anchors them draws the shape again (not with unanchored=1).")
 
 
-def _is_shaped(notes) -> bool:
+def is_shaped(notes) -> bool:
+    """Whether a fit with these notes follows a learned shape between its anchors."""
     return any(str(n).startswith(SHAPE_NOTE) for n in notes or ())
+
+
+def follows_disaggregated_shape(notes) -> bool:
+    """Whether the shape it follows is the disaggregated envelopes' (follow_shape's note)."""
+    from opx.simulate.shape import KINDS
+    return any(str(n).startswith(SHAPE_NOTE) and KINDS["disaggregated"] in str(n)
+               for n in notes or ())
 
 
 def saved_note(summary: dict | None) -> str:
     """SAVED_SHAPE_NOTE for a fit summary (AnchorFit.summary) whose curve followed the learned
     shape, else ''."""
-    return SAVED_SHAPE_NOTE if _is_shaped((summary or {}).get("notes")) else ""
+    return SAVED_SHAPE_NOTE if is_shaped((summary or {}).get("notes")) else ""
 
 
 def follow_shape(result, used: list[Anchor], shapes=None) -> str | None:

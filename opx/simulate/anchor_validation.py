@@ -270,10 +270,12 @@ def load() -> dict | None:
 
 
 def fit_text(fit) -> str | None:
-    """The held-out figure that applies to one projection, anchored as `fit` is (None: not
+    """The held-out figure that applies to one projection, anchored as `fit` is (an AnchorFit,
+    or the Explorer's `opx.anchoring.Anchoring`: anything with `anchored` and `notes`; None: not
     anchored): between two point anchors the leave-points-out error and its band's coverage (on
-    disaggregated envelopes when it follows their shape), on one anchor that of one anchor,
-    unanchored that of models left out of the calibration."""
+    disaggregated envelopes when it follows their shape), with fewer that of one anchor alone,
+    unanchored that of models left out of the calibration. The Explorer, Compare, their briefs
+    and the Simulate chart quote it."""
     doc = load()
     if not doc:
         return None
@@ -283,9 +285,10 @@ def fit_text(fit) -> str | None:
                          for m, v in o["unanchored_leave_one_model_out"].items())
         return (f"Unanchored, on models the calibration does not hold, the projection misses "
                 f"their measured points by {lomo} (median; simulate --validate)" if lomo else None)
-    if fit.shaped:
+    if A.is_shaped(fit.notes):
         kind, where = ((o["disaggregated"], "disaggregated envelopes")
-                       if fit.shaped_disaggregated and o.get("disaggregated", {}).get("envelopes")
+                       if A.follows_disaggregated_shape(fit.notes)
+                       and o.get("disaggregated", {}).get("envelopes")
                        else (o, "measured envelopes"))
         return (f"Between two anchors, held out, the curve misses the points between them by "
                 f"{kind['anchored_mdape']:.0f} % (median, {kind['held_out_points']} points of "
@@ -300,29 +303,3 @@ def fit_text(fit) -> str | None:
             f"{one['mdape']:.0f} % (median, {one['points']} points), and its band (one standard "
             f"deviation of the fit) covers {one['band_coverage_pct']:.0f} % of them "
             "(simulate --validate)")
-
-
-def summary_text() -> str | None:
-    """One line for the pages: the anchored projections' held-out error beside log-log
-    interpolation, and the unanchored model's on models outside the calibration."""
-    doc = load()
-    if not doc:
-        return None
-    o = doc["overall"]
-    lomo = "; ".join(f"{m} {v['mdape']:.0f} %" for m, v in o["unanchored_leave_one_model_out"].items())
-    return (f"Anchored on two measured points, the projection misses the held-out points between "
-            f"them by {o['anchored_mdape']:.0f} % (median, {o['held_out_points']} points of "
-            f"{o['envelopes']} measured envelopes), against {o['loglog_mdape']:.0f} % for log-log "
-            f"interpolation between the same two points"
-            + (f"; its {o['stated_band_coverage_pct']} % band covers {o['band_coverage_pct']:.0f} % "
-               f"of them" if o.get("band_coverage_pct") is not None else "")
-            + (f"; {o['disaggregated']['anchored_mdape']:.0f} % on disaggregated envelopes"
-               if o.get("disaggregated", {}).get("envelopes") else "")
-            + (f"; unanchored, on models the calibration does not hold: {lomo}" if lomo else "")
-            # last: a chart's subtitle keeps the first three lines of this
-            + (f"; anchored on one point it misses the others by {o['one_anchor']['mdape']:.0f} "
-               f"%, and its band there (one standard deviation of the fit) covers "
-               f"{one_cover:.0f} % of them"
-               if (one_cover := o.get("one_anchor", {}).get("band_coverage_pct")) is not None
-               else "")
-            + " (simulate --validate)")

@@ -370,3 +370,25 @@ def test_the_tradeoff_script_scores_every_shape_against_log_log():
     assert len(table) == len(SH.POWERS) ** 2
     assert table[(0.0, 0.0)][1] == 0.0 and table[(0.0, 0.0)][0] > 1.0
     assert table[(0.5, 1.0)][1] == 50.0
+
+
+def test_the_explorer_and_simulate_quote_one_held_out_figure_for_a_curve(full_db, catalog):
+    """The seed view's curves are anchored on a point, a peak and a single session: both pages
+    quote the one-anchor figure for them, from one function, never the two-anchor one."""
+    from models import ViewState
+    from models.simulate_view import SimulateState
+    from opx.explorer import explore
+    from opx.simulate import anchor_validation as V
+    from opx.simulate_page import default_anchors, simulate_view
+    view = explore(full_db, ViewState(), catalog)
+    errors = [n for n in view.notes if n.startswith("Simulated curves' error")]
+    hw = view.state.hw[0]
+    ids = default_anchors(full_db, view.state, hw, catalog)
+    sim = simulate_view(full_db, SimulateState(hw=hw, model=view.state.model,
+                                               workload=view.state.workload,
+                                               pct=view.state.pct, anchor=ids), catalog)
+    want = V.fit_text(sim.fit)
+    assert sim.fit.anchored and not sim.fit.shaped and "one point alone" in want
+    assert any(want in n and catalog.hardware_name(hw) in n for n in errors)
+    assert not any("Between two anchors" in n for n in errors)
+    assert want in " ".join(sim.chart(catalog).to_dict()["title"]["subtitle"])
