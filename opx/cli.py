@@ -422,9 +422,16 @@ def _anchoring_validation(args, silicon) -> dict:
                 f"{d['held_out_points']} held-out points of {d['envelopes']} envelopes; worse than "
                 f"log-log on {d['worse_than_loglog_pct']:.1f}% of them; band covers "
                 f"{d['band_coverage_pct']}% (stated {o['stated_band_coverage_pct']}%)")
-    print(line("all", o))
-    print(line(f"steep (falls {o['steep_fall']:g}x or more)", o["steep"]))
-    print(line("disaggregated", o["disaggregated"]))
+    print("each envelope left out (the shape of its model's other envelopes where opx has them):")
+    unseen = o["model_unseen"]
+    for name, d in (("all", o), (f"steep (falls {o['steep_fall']:g}x or more)", o["steep"]),
+                    ("disaggregated", o["disaggregated"])):
+        print("  " + line(name, d))
+    print("each model left out (the shapes learned from the other models: a model opx has no "
+          "envelope of):")
+    for name, u in (("all", unseen), (f"steep (falls {o['steep_fall']:g}x or more)",
+                                      unseen["steep"]), ("disaggregated", unseen["disaggregated"])):
+        print("  " + line(name, u))
     one = o["one_anchor"]
     print(f"one anchor ({one['anchor']}): {one['mdape']}% on {one['points']} points"
           + (f"; its band ({one['band']}) covers {one['band_coverage_pct']}% of the "
@@ -478,7 +485,8 @@ def _simulate_shape(args) -> int:
         _print_json(doc)
         return 0
     for name, s in (("shape", fitted.default), ("disaggregated envelopes' shape",
-                                               fitted.disaggregated)):
+                                               fitted.disaggregated),
+                    *((f"{m}'s shape", v.all) for m, v in fitted.by_model.items())):
         if s is not None:
             print(f"{name}: y^{s.y_power:g} linear in x^{s.x_power:g}, band {s.band[0]:+.3f} / "
                   f"{s.band[1]:+.3f} ({s.coverage:.0%} stated), fitted on {s.curves} measured "

@@ -385,11 +385,19 @@ def is_shaped(notes) -> bool:
     return any(str(n).startswith(SHAPE_NOTE) for n in notes or ())
 
 
+def followed_shape(notes) -> str | None:
+    """The kind of learned shape (a key of opx.simulate.shape.KINDS) a fit with these notes
+    follows between its anchors (follow_shape's note), None when it follows none."""
+    from opx.simulate.shape import KINDS
+    note = next((str(n) for n in notes or () if str(n).startswith(SHAPE_NOTE)), None)
+    if note is None:
+        return None
+    return next((k for k in ("disaggregated", "model") if KINDS[k] in note), "all")
+
+
 def follows_disaggregated_shape(notes) -> bool:
     """Whether the shape it follows is the disaggregated envelopes' (follow_shape's note)."""
-    from opx.simulate.shape import KINDS
-    return any(str(n).startswith(SHAPE_NOTE) and KINDS["disaggregated"] in str(n)
-               for n in notes or ())
+    return followed_shape(notes) == "disaggregated"
 
 
 def saved_note(summary: dict | None) -> str:
@@ -402,8 +410,10 @@ def follow_shape(result, used: list[Anchor], shapes=None) -> str | None:
     """Between the point anchors of each statistic (two or more, a frontier), replace the
     envelope by the shape learned from the measured curves (opx/simulate/shape.py, `Shapes`)
     through them, with its band; outside them keep the physics' curve, scaled to meet the
-    outermost anchors. Anchors of several disaggregated runs are a disaggregated system's
-    envelope and take its shape. Returns a note when it did, None when there was nothing to do."""
+    outermost anchors. Anchors of several runs are a system's envelope: of disaggregated runs
+    they take the disaggregated envelopes' shape, else that of the model's envelopes on other
+    systems or workloads where opx has some (`Shapes.pick`). Returns a note when it did, None
+    when there was nothing to do."""
     from opx.simulate import shape as SH
     shapes = shapes if shapes is not None else SH.load()
     if shapes is None:
@@ -425,7 +435,9 @@ def follow_shape(result, used: list[Anchor], shapes=None) -> str | None:
         ax, ay = ax[keep][order], ay[keep][order]
         if ax.size < 2:
             continue
-        s = shapes.pick(all(a.disaggregated for a in pts) and len({a.run_id for a in pts}) > 1)
+        envelope = len({a.run_id for a in pts}) > 1
+        s = shapes.pick(envelope and all(a.disaggregated for a in pts),
+                        (result.hardware, result.model, result.workload) if envelope else None)
         setattr(result, attr, _shaped_envelope(env, pct, ax, ay, s))
         done.append(pct.upper())
         described.append(s.describe())

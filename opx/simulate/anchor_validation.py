@@ -133,15 +133,28 @@ def _coverage(inside: list[bool | None]) -> dict:
             "band_coverage_pct": round(100.0 * float(np.mean(within)), 1) if within else None}
 
 
-def _summary(per: list[dict], held: pd.DataFrame) -> dict:
+def _summary(per: list[dict], held: pd.DataFrame, unseen: bool = False) -> dict:
+    """The figures over these envelopes: as drawn (the model's own shape where opx has its
+    other envelopes), or `unseen`: as for a model opx has no envelope of."""
+    col, inside, key = (("unseen", "unseen_inside", "model_unseen_mdape") if unseen
+                        else ("anchored", "inside", "anchored_mdape"))
     if held.empty:
         return {"envelopes": 0, "held_out_points": 0}
     return {"envelopes": len(per), "held_out_points": int(len(held)),
-            "anchored_mdape": round(float(held.anchored.median()), 1),
+            "anchored_mdape": round(float(held[col].median()), 1),
             "loglog_mdape": round(float(held.loglog.median()), 1),
             "worse_than_loglog_pct": round(100.0 * float(np.mean(
-                [e["anchored_mdape"] > e["loglog_mdape"] for e in per])), 1),
-            "band_coverage_pct": _coverage(list(held.inside.dropna()))["band_coverage_pct"]}
+                [e[key] > e["loglog_mdape"] for e in per])), 1),
+            "band_coverage_pct": _coverage(list(held[inside].dropna()))["band_coverage_pct"]}
+
+
+def _summaries(per: list[dict], held: pd.DataFrame, unseen: bool = False) -> dict:
+    """All envelopes, with the steep and the disaggregated ones apart."""
+    return {**_summary(per, held, unseen),
+            "steep": _summary([e for e in per if e["steep"]], held[held.steep.astype(bool)],
+                              unseen),
+            "disaggregated": _summary([e for e in per if e["disaggregated"]],
+                                      held[held.disaggregated.astype(bool)], unseen)}
 
 
 def validate(silicon_csv: Path | None = None, catalog=None, limit: int | None = None
@@ -174,17 +187,27 @@ def validate(silicon_csv: Path | None = None, catalog=None, limit: int | None = 
         if x.size < MIN_FRONTIER:
             continue
         if env["model"] not in shapes:
-            shapes[env["model"]] = SH.fit([c for c in curves if c.model != env["model"]])
+            # the default and disaggregated shapes learned without the model; the model's own
+            # from its envelopes of other systems and workloads (`Shapes.pick` leaves this one out)
+            shapes[env["model"]] = SH.fit([c for c in curves if c.model != env["model"]],
+                                          own_models=[c for c in curves
+                                                      if c.model == env["model"]])
         anchors = [_anchor(env, 0, "highest throughput"), _anchor(env, -1, "highest interactivity")]
         f = A.fit(env["hardware"], env["model"], env["workload"], None, SimKnobs(), catalog,
                   anchors, shapes=shapes[env["model"]])
+        # the same envelope as for a model opx has no envelope of (leave one model out)
+        unseen = A.fit(env["hardware"], env["model"], env["workload"], None, SimKnobs(), catalog,
+                       anchors, shapes=shapes[env["model"]].without_models())
         fx, fy = A._env_xy(f.result, "p50")
+        ux, uy = A._env_xy(unseen.result, "p50")
         rows = []
         for xi, yi in zip(x[1:-1], y[1:-1]):
             ll = float(np.exp(np.interp(np.log(xi), np.log([x[0], x[-1]]),
                                         np.log([y[0], y[-1]]))))
             rows.append({"anchored": _ape(_on(fx, fy, xi), yi), "loglog": _ape(ll, yi),
-                         "inside": _inside(f.result, xi, yi)})
+                         "inside": _inside(f.result, xi, yi),
+                         "unseen": _ape(_on(ux, uy, xi), yi),
+                         "unseen_inside": _inside(unseen.result, xi, yi)})
         one = A.fit(env["hardware"], env["model"], env["workload"], None, SimKnobs(), catalog,
                     anchors[:1], shapes=shapes[env["model"]])
         ox, oy = A._env_xy(one.result, "p50")
@@ -200,20 +223,21 @@ def validate(silicon_csv: Path | None = None, catalog=None, limit: int | None = 
                     "disaggregated": env["disaggregated"],
                     "anchored_mdape": round(float(df.anchored.median()), 1),
                     "loglog_mdape": round(float(df.loglog.median()), 1),
+                    "shape": A.followed_shape(f.notes),
+                    "model_unseen_mdape": round(float(df.unseen.median()), 1),
                     "anchor_residuals_pct": [r["residual_pct"] for r in f.residuals],
                     "fit_seconds": round(f.seconds, 2)})
     allh = pd.concat(held, ignore_index=True) if held else pd.DataFrame(
-        columns=["anchored", "loglog", "inside", "system", "model", "steep", "disaggregated"])
+        columns=["anchored", "loglog", "inside", "unseen", "unseen_inside", "system", "model",
+                 "steep", "disaggregated"])
     by_sm = (allh.groupby(["system", "model"]).agg(
         held_out=("anchored", "size"), anchored_mdape=("anchored", "median"),
         loglog_mdape=("loglog", "median")).round(1).reset_index()) if not allh.empty else allh
     lomo_df = pd.DataFrame(lomo)
     lomo_by = ({m: {"mdape": round(float(g.ape.median()), 1), "points": len(g)}
                 for m, g in lomo_df.groupby("model")} if not lomo_df.empty else {})
-    overall = _summary(per, allh)
-    steep = _summary([e for e in per if e["steep"]], allh[allh.steep.astype(bool)])
-    disagg = _summary([e for e in per if e["disaggregated"]],
-                      allh[allh.disaggregated.astype(bool)])
+    overall = _summaries(per, allh)
+    steep, disagg = overall["steep"], overall["disaggregated"]
     anchored = overall.get("anchored_mdape", float("nan"))
     meets = {
         "median": bool(anchored <= TARGET_MDAPE),
@@ -223,7 +247,10 @@ def validate(silicon_csv: Path | None = None, catalog=None, limit: int | None = 
     overall.update({
         "loglog_over_anchored": round(overall["loglog_mdape"] / anchored, 2)
         if per and anchored else None,
-        "steep": steep, "disaggregated": disagg, "steep_fall": STEEP_FALL,
+        "steep_fall": STEEP_FALL,
+        # the same envelopes drawn as for a model opx has no envelope of: the shapes learned
+        # from the other models alone
+        "model_unseen": _summaries(per, allh, unseen=True),
         "stated_band_coverage_pct": round(SH.COVERAGE * 100),
         "one_anchor": {"anchor": "the highest-throughput point alone",
                        "points": len(single),
@@ -272,8 +299,9 @@ def load() -> dict | None:
 def fit_text(fit) -> str | None:
     """The held-out figure that applies to one projection, anchored as `fit` is (an AnchorFit,
     or the Explorer's `opx.anchoring.Anchoring`: anything with `anchored` and `notes`; None: not
-    anchored): between two point anchors the leave-points-out error and its band's coverage (on
-    disaggregated envelopes when it follows their shape), with fewer that of one anchor alone,
+    anchored): between two point anchors the leave-points-out error and its band's coverage of
+    the envelopes drawn with the shape it follows (its model's own, the disaggregated
+    envelopes', or the one learned from other models), with fewer that of one anchor alone,
     unanchored that of models left out of the calibration. The Explorer, Compare, their briefs
     and the Simulate chart quote it."""
     doc = load()
@@ -285,15 +313,20 @@ def fit_text(fit) -> str | None:
                          for m, v in o["unanchored_leave_one_model_out"].items())
         return (f"Unanchored, on models the calibration does not hold, the projection misses "
                 f"their measured points by {lomo} (median; simulate --validate)" if lomo else None)
-    if A.is_shaped(fit.notes):
-        kind, where = ((o["disaggregated"], "disaggregated envelopes")
-                       if A.follows_disaggregated_shape(fit.notes)
-                       and o.get("disaggregated", {}).get("envelopes")
-                       else (o, "measured envelopes"))
+    kind = A.followed_shape(fit.notes)
+    if kind is not None:
+        fig, where = {
+            "model": (o, "measured envelopes, each drawn through the shape of its model's other "
+                         "envelopes"),
+            "disaggregated": (o.get("disaggregated", {}), "disaggregated envelopes"),
+            "all": (o.get("model_unseen", o), "measured envelopes, each drawn through the shape "
+                                              "learned from the other models")}[kind]
+        if not fig.get("envelopes"):
+            fig, where = o, "measured envelopes"
         return (f"Between two anchors, held out, the curve misses the points between them by "
-                f"{kind['anchored_mdape']:.0f} % (median, {kind['held_out_points']} points of "
-                f"{kind['envelopes']} {where}; log-log {kind['loglog_mdape']:.0f} %); its "
-                f"{o['stated_band_coverage_pct']} % band covers {kind['band_coverage_pct']:.0f} % "
+                f"{fig['anchored_mdape']:.0f} % (median, {fig['held_out_points']} points of "
+                f"{fig['envelopes']} {where}; log-log {fig['loglog_mdape']:.0f} %); its "
+                f"{o['stated_band_coverage_pct']} % band covers {fig['band_coverage_pct']:.0f} % "
                 "of them (simulate --validate)")
     one = o.get("one_anchor", {})
     if one.get("band_coverage_pct") is None:

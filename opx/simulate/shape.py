@@ -11,12 +11,16 @@ errors, which are zero at the two points and largest between them: `log(y / pred
 `4 u (1 - u) log(y0 / y1) ** 1.5` (u the position between the points in `x ** q`), whose 10th
 and 90th percentiles over the envelopes (each envelope counting once) give an 80 % band.
 
-Two shapes are learned (`Shapes`): one from every curve, and one from the envelopes of
+Three kinds of shape are learned (`Shapes`): one from every curve; one from the envelopes of
 disaggregated systems alone, which is drawn through anchors of a disaggregated system's
-envelope (`Shapes.pick`). A disaggregated frontier is a stack of configurations whose throughput
-falls in steps, far steeper than one configuration's curve; the shape of every curve bends the
-wrong way there (docs/simulator.md). Both are fitted once (`python -m opx simulate --shape`,
-written to data/simulator/shape.json) and validated leaving each model out (`held_out`).
+envelope; and one per model from that model's envelopes on other systems and workloads, drawn
+through anchors of any other system of that model (`Shapes.pick`). A disaggregated frontier is a
+stack of configurations whose throughput falls in steps, far steeper than one configuration's
+curve; the shape of every curve bends the wrong way there. One model's envelopes bend alike
+across systems and workloads (DeepSeek-R1's are straight or convex in log-log where most bend
+the other way), which a shape for all models cannot follow (docs/simulator.md). All are fitted
+once (`python -m opx simulate --shape`, written to data/simulator/shape.json) and validated
+leaving each model out, and each envelope out (`held_out`).
 """
 from __future__ import annotations
 
@@ -39,7 +43,9 @@ COVERAGE = 0.80                      # the band's stated coverage
 BAND_FALL_POWER = 1.5
 MIN_POINTS = 3                       # a curve teaches a shape only with a point between its ends
 MIN_DISAGGREGATED = 2                # disaggregated envelopes needed for a shape of their own
-KINDS = {"all": "curves", "disaggregated": "disaggregated envelopes"}    # what each kind learns from
+MIN_OWN_MODEL = 2                    # a model's envelopes needed for a shape of its own
+KINDS = {"all": "curves", "disaggregated": "disaggregated envelopes",   # what each kind learns from
+         "model": "envelopes of the same model on other systems or workloads"}
 
 
 @dataclass(frozen=True)
@@ -61,7 +67,7 @@ class Shape:
     band: tuple[float, float]        # percentiles of the normalised held-out log error
     coverage: float
     curves: int
-    kind: str                        # "all", "aggregated" or "disaggregated"
+    kind: str                        # a key of KINDS
 
     def as_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -72,24 +78,60 @@ class Shape:
                 f"{round(self.coverage * 100)} %)")
 
 
+def system_key(hardware: str, workload: str) -> str:
+    """How a model's shapes name one of the systems that taught them."""
+    return f"{hardware}/{workload}"
+
+
+@dataclass(frozen=True)
+class ModelShapes:
+    """One model's shapes: `all` learned from every envelope of it, and `without[system]` from
+    every envelope but that system's (None where too few were left), so a system's own envelope
+    never teaches the shape drawn through its anchors."""
+    all: Shape
+    without: dict[str, Shape | None]
+
+    def for_system(self, hardware: str, workload: str) -> Shape | None:
+        key = system_key(hardware, workload)
+        return self.without[key] if key in self.without else self.all
+
+    def as_dict(self) -> dict:
+        return {"all": self.all.as_dict(),
+                "without": {k: v.as_dict() if v else None for k, v in self.without.items()}}
+
+
 @dataclass(frozen=True)
 class Shapes:
     """The learned shapes: `default` from every measured curve, `disaggregated` from the
     envelopes of disaggregated systems (None where fewer than MIN_DISAGGREGATED were there to
-    learn from)."""
+    learn from), `by_model` from each model's envelopes (models with MIN_OWN_MODEL or more)."""
     default: Shape
     disaggregated: Shape | None = None
+    by_model: dict[str, ModelShapes] = dataclasses.field(default_factory=dict)
 
-    def pick(self, disaggregated_envelope: bool) -> Shape:
+    def pick(self, disaggregated_envelope: bool, system: tuple[str, str, str] | None = None
+             ) -> Shape:
         """The shape for a curve: a disaggregated system's envelope (several disaggregated
-        configurations) takes the disaggregated one, anything else the default."""
+        configurations) takes the disaggregated one; the envelope of a system (`system`:
+        hardware, model, workload; given for an envelope only, several configurations) whose
+        model has envelopes on other systems or workloads takes theirs; anything else (one
+        configuration's curve bends unlike an envelope: docs/simulator.md) the default."""
         if disaggregated_envelope and self.disaggregated is not None:
             return self.disaggregated
+        if system is not None and system[1] in self.by_model:
+            own = self.by_model[system[1]].for_system(system[0], system[2])
+            if own is not None:
+                return own
         return self.default
+
+    def without_models(self) -> "Shapes":
+        """These shapes as drawn for a model opx has no envelope of."""
+        return dataclasses.replace(self, by_model={})
 
     def as_dict(self) -> dict:
         return {"default": self.default.as_dict(),
-                "disaggregated": self.disaggregated.as_dict() if self.disaggregated else None}
+                "disaggregated": self.disaggregated.as_dict() if self.disaggregated else None,
+                "by_model": {m: v.as_dict() for m, v in sorted(self.by_model.items())}}
 
 
 def is_disaggregated_envelope(curve: "Curve") -> bool:
@@ -272,19 +314,45 @@ def fit_one(curves: list[Curve], kind: str = "all") -> Shape:
     return dataclasses.replace(s, band=(round(band[0], 4), round(band[1], 4)))
 
 
-def fit(curves: list[Curve]) -> Shapes:
-    """The default shape from every curve, and the disaggregated envelopes' own. A shape per
-    kind of model or workload, per scope (run, envelope), or one learned from every
-    disaggregated curve (runs included) was no better held out (docs/simulator.md)."""
+def _at_least(shape: Shape, floor: Shape) -> Shape:
+    """`shape` with a band at least as wide as `floor`'s on each side: the spread of a handful
+    of curves understates what the shape misses held out (docs/simulator.md)."""
+    band = (min(shape.band[0], floor.band[0]), max(shape.band[1], floor.band[1]))
+    return dataclasses.replace(shape, band=band)
+
+
+def model_shapes(curves: list[Curve], floor: Shape) -> dict[str, ModelShapes]:
+    """Each model's shape from its envelopes (MIN_OWN_MODEL or more), and for each of them the
+    shape learned from the others; bands at least as wide as `floor`'s."""
+    envelopes: dict[str, list[Curve]] = {}
+    for c in curves:
+        if c.scope == "envelope":
+            envelopes.setdefault(c.model, []).append(c)
+    out = {}
+    for model, own in sorted(envelopes.items()):
+        if len(own) < MIN_OWN_MODEL:
+            continue
+        without = {}
+        for c in own:
+            rest = [o for o in own if o is not c]
+            without[system_key(c.hardware, c.workload)] = (
+                _at_least(fit_one(rest, "model"), floor) if len(rest) >= MIN_OWN_MODEL else None)
+        out[model] = ModelShapes(_at_least(fit_one(own, "model"), floor), without)
+    return out
+
+
+def fit(curves: list[Curve], own_models: list[Curve] | None = None) -> Shapes:
+    """The default shape from every curve, the disaggregated envelopes' own, and each model's
+    from its envelopes (from `own_models` where given: the validation learns the first two
+    leaving a model out and the model's own from its other envelopes). A shape per kind of model
+    or workload, per scope (run, envelope), or one learned from every disaggregated curve (runs
+    included) was no better held out (docs/simulator.md)."""
     default = fit_one(curves, "all")
+    by_model = model_shapes(curves if own_models is None else own_models, default)
     disaggregated = [c for c in curves if is_disaggregated_envelope(c)]
     if len(disaggregated) < MIN_DISAGGREGATED:
-        return Shapes(default)
-    own = fit_one(disaggregated, "disaggregated")
-    # its band is at least as wide as the default's on each side: the spread of a handful of
-    # envelopes (two models) understates what it misses held out (64 % covered, stated 80)
-    band = (min(own.band[0], default.band[0]), max(own.band[1], default.band[1]))
-    return Shapes(default, dataclasses.replace(own, band=band))
+        return Shapes(default, None, by_model)
+    return Shapes(default, _at_least(fit_one(disaggregated, "disaggregated"), default), by_model)
 
 
 # -- stored ----------------------------------------------------------------------------------------
@@ -318,7 +386,9 @@ def load() -> Shapes | None:
 
     def one(d: dict | None) -> Shape | None:
         return Shape(**{**d, "band": tuple(d["band"])}) if d else None
-    return Shapes(one(v["default"]), one(v.get("disaggregated")))
+    by_model = {m: ModelShapes(one(d["all"]), {k: one(w) for k, w in d["without"].items()})
+                for m, d in v.get("by_model", {}).items()}
+    return Shapes(one(v["default"]), one(v.get("disaggregated")), by_model)
 
 
 def stored_validation() -> dict:
@@ -330,9 +400,11 @@ def stored_validation() -> dict:
 
 def held_out(curves: list[Curve], steep_fall: float = 10.0) -> dict:
     """Each curve drawn through its two ends with the shape for its kind (`Shapes.pick`) fitted
-    on the other models' curves: the median error of the points between, beside log-log
-    interpolation; the share of curves where it does worse than log-log; the steep and
-    disaggregated curves apart; the band's measured coverage."""
+    on the other models' curves (leave one model out: a model opx has never measured), and for
+    the envelopes also with the shape of the model's other envelopes (leave the envelope out:
+    `own_model`): the median error of the points between, beside log-log interpolation; the
+    share of curves where it does worse than log-log; the steep and disaggregated curves apart;
+    the band's measured coverage."""
     models = sorted({c.model for c in curves})
     loglog = Shape(0.0, 0.0, (0.0, 0.0), COVERAGE, 0, "log-log")
     rows = []
@@ -340,16 +412,20 @@ def held_out(curves: list[Curve], steep_fall: float = 10.0) -> dict:
         train = [c for c in curves if c.model != m]
         if not train:
             continue              # one model alone: nothing to learn its shape from
-        shapes = fit(train)
-        for c in (c for c in curves if c.model == m):
-            s = shapes.pick(is_disaggregated_envelope(c))
+        own = [c for c in curves if c.model == m]
+        shapes = fit(train, own_models=own)
+        for c in own:
             xi, yi = c.x[1:-1], c.y[1:-1]
-            pred = between(c.x[0], c.y[0], c.x[-1], c.y[-1], xi, s)
-            lo, hi = band_between(c.x[0], c.y[0], c.x[-1], c.y[-1], xi, s)
             ll = between(c.x[0], c.y[0], c.x[-1], c.y[-1], xi, loglog)
-            rows.append({"curve": c, "ape": np.abs(pred / yi - 1) * 100,
-                         "loglog": np.abs(ll / yi - 1) * 100,
-                         "inside": (yi >= lo * (1 - 1e-9)) & (yi <= hi * (1 + 1e-9))})
+            system = (c.hardware, c.model, c.workload) if c.scope == "envelope" else None
+            for how, pick in (("model_out", shapes.without_models().pick(
+                    is_disaggregated_envelope(c))), ("own_model", shapes.pick(
+                    is_disaggregated_envelope(c), system))):
+                pred = between(c.x[0], c.y[0], c.x[-1], c.y[-1], xi, pick)
+                lo, hi = band_between(c.x[0], c.y[0], c.x[-1], c.y[-1], xi, pick)
+                rows.append({"curve": c, "how": how, "ape": np.abs(pred / yi - 1) * 100,
+                             "loglog": np.abs(ll / yi - 1) * 100,
+                             "inside": (yi >= lo * (1 - 1e-9)) & (yi <= hi * (1 + 1e-9))})
 
     def summary(sel: list[dict]) -> dict:
         if not sel:
@@ -363,14 +439,19 @@ def held_out(curves: list[Curve], steep_fall: float = 10.0) -> dict:
                 "worse_than_loglog_pct": round(100.0 * worse / len(sel), 1),
                 "band_coverage_pct": round(100.0 * float(np.mean(np.concatenate(
                     [r["inside"] for r in sel]))), 1)}
-    out = {"method": "leave one model out: each curve through its two ends, the shape for its "
-                     "kind fitted on the other models' curves",
+    out = {"method": "each curve through its two ends, the shape for its kind fitted on the "
+                     "other models' curves (leave one model out); with 'own model', an "
+                     "envelope's through the shape of its model's other envelopes (leave the "
+                     "envelope out)",
            "stated_coverage_pct": round(COVERAGE * 100)}
-    for scope in ("run", "envelope"):
-        sel = [r for r in rows if r["curve"].scope == scope]
-        out[scope + "s"] = summary(sel)
-        out[scope + "s_steep"] = summary([r for r in sel if r["curve"].y[0] / r["curve"].y[-1]
-                                          >= steep_fall])
-        out[scope + "s_disaggregated"] = summary([r for r in sel if r["curve"].disaggregated])
+    for how, scopes, label in (("model_out", ("run", "envelope"), ""),
+                               ("own_model", ("envelope",), "_own_model")):
+        for scope in scopes:
+            sel = [r for r in rows if r["curve"].scope == scope and r["how"] == how]
+            out[scope + "s" + label] = summary(sel)
+            out[scope + "s_steep" + label] = summary(
+                [r for r in sel if r["curve"].y[0] / r["curve"].y[-1] >= steep_fall])
+            out[scope + "s_disaggregated" + label] = summary(
+                [r for r in sel if r["curve"].disaggregated])
     out["steep_fall"] = steep_fall
     return out

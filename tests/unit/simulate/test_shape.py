@@ -83,6 +83,51 @@ def test_disaggregated_envelopes_learn_their_own_shape_with_a_band_no_narrower()
     assert alone.disaggregated is None and alone.pick(True) is alone.default
 
 
+def test_a_model_learns_its_own_shape_from_its_other_systems_envelopes(curves):
+    """A model's envelopes bend alike across systems and workloads: the envelope of a system
+    takes the shape learned from its model's envelopes of the other systems, never its own;
+    a system opx has no envelope of takes the one from all of them; a run, the default."""
+    convex = [SH.Curve(np.geomspace(10, 100, 6), 1e4 * np.geomspace(10, 100, 6) ** -k, f"h{i}",
+                       "convex", wl, False, "envelope")
+              for i, (k, wl) in enumerate(((1.0, "1k1k"), (1.4, "8k1k"), (2.0, "1k1k")))]
+    for c in convex:                     # straight in log-log, then bent up between the ends
+        c.y[1:-1] *= np.exp(-0.3 * np.sin(np.linspace(0, np.pi, c.x.size))[1:-1])
+    bowed = [_bent("envelope", 0.3, 6, model=f"b{i}") for i in range(6)]
+    shapes = SH.fit(convex + bowed)
+    own = shapes.by_model["convex"]
+    assert set(own.without) == {SH.system_key(c.hardware, c.workload) for c in convex}
+    assert own.without["h0/1k1k"].curves == 2 and own.all.curves == 3
+    assert own.all.kind == "model" and "same model" in own.all.describe()
+    # its envelopes bend the other way from the rest: each drawn through the shape of the
+    # other two misses its points between by less than through the default
+    def miss(c, s):
+        return np.median(np.abs(SH.between(c.x[0], c.y[0], c.x[-1], c.y[-1], c.x[1:-1], s)
+                                / c.y[1:-1] - 1))
+    for c in convex:
+        assert miss(c, own.for_system(c.hardware, c.workload)) < miss(c, shapes.default)
+    assert shapes.pick(False, ("h0", "convex", "1k1k")) is own.without["h0/1k1k"]
+    assert shapes.pick(False, ("new-hw", "convex", "1k1k")) is own.all
+    assert shapes.pick(False) is shapes.default                       # one configuration's
+    assert shapes.pick(False, ("h0", "unknown", "1k1k")) is shapes.default
+    assert shapes.without_models().pick(False, ("h0", "convex", "1k1k")) is shapes.default
+    # bands no narrower than the default's
+    assert own.all.band[0] <= shapes.default.band[0] and own.all.band[1] >= shapes.default.band[1]
+    # a model with one envelope has none of its own; a system of a two-envelope model is left
+    # with one other, too few
+    assert "b0" not in shapes.by_model
+    two = SH.fit(convex[:2] + bowed).by_model["convex"]
+    assert two.without["h0/1k1k"] is None and two.for_system("h0", "1k1k") is None
+    # the stored shapes are the fit on the built-in curves, each system's without itself
+    stored, fitted = SH.load(), SH.fit(curves)
+    assert set(stored.by_model) == set(fitted.by_model)
+    for m, v in fitted.by_model.items():
+        n = sum(c.scope == "envelope" and c.model == m for c in curves)
+        assert stored.by_model[m].all.curves == n
+        for key, w in v.without.items():
+            got = stored.by_model[m].without[key]
+            assert (got.y_power, got.x_power, got.curves) == (w.y_power, w.x_power, n - 1)
+
+
 def _bent(scope: str, bend: float, n: int, model: str = "m") -> SH.Curve:
     """A falling curve whose inner points lie `bend` (in log) above log-log interpolation."""
     x = np.geomspace(10, 100, n)
@@ -131,7 +176,9 @@ def _envelope_anchors(catalog):
 
 def test_an_anchored_curve_follows_the_shape_between_its_anchors(catalog):
     env, anchors = _envelope_anchors(catalog)
-    s = SH.load().default
+    # two runs of a system are its envelope: the shape of its model's other envelopes
+    s = SH.load().by_model[env["model"]].without[SH.system_key(env["hardware"], env["workload"])]
+    assert s.kind == "model" and s != SH.load().default
     f = A.fit(env["hardware"], env["model"], env["workload"], None, SimKnobs(), catalog, anchors)
     e = f.result.envelope.sort_values("interactivity_p50")
     x, y = e.interactivity_p50.to_numpy(float), e.throughput_total_per_gpu.to_numpy(float)
@@ -157,7 +204,8 @@ def test_an_anchored_curve_follows_the_shape_between_its_anchors(catalog):
 
 def test_anchors_of_several_disaggregated_runs_follow_the_disaggregated_shape(catalog):
     """The shape follows what the anchors are: two disaggregated runs are a disaggregated
-    system's envelope; one run's two points, or aggregated runs, keep the default shape."""
+    system's envelope; aggregated runs a system's envelope, which takes its model's other
+    envelopes' shape; one run's two points (one configuration) the default shape."""
     import dataclasses
     env, anchors = _envelope_anchors(catalog)
     shapes = SH.load()
@@ -186,12 +234,17 @@ def test_anchors_of_several_disaggregated_runs_follow_the_disaggregated_shape(ca
     assert f"by {dis_fig['anchored_mdape']:.0f} %" in V.fit_text(f)
     assert f"{dis_fig['envelopes']} disaggregated envelopes" in V.fit_text(f)
     one_run = [dataclasses.replace(a, run_id="one") for a in dis]
-    for other in (anchors, one_run):
+    own = shapes.pick(False, (env["hardware"], env["model"], env["workload"]))
+    for other, shape, kind in ((anchors, own, "model"), (one_run, shapes.default, "all")):
         f, x, y = drawn(other)
-        np.testing.assert_allclose(y, SH.between(x0, other[0].y, x1, other[1].y, x,
-                                                 shapes.default), rtol=1e-9)
+        np.testing.assert_allclose(y, SH.between(x0, other[0].y, x1, other[1].y, x, shape),
+                                   rtol=1e-9)
         assert not any("disaggregated envelopes" in n for n in f.notes)
-        assert not f.shaped_disaggregated and "measured envelopes" in V.fit_text(f)
+        assert A.followed_shape(f.notes) == kind and not f.shaped_disaggregated
+        # the figure quoted is that of the envelopes drawn with the same kind of shape
+        fig = V.load()["overall"] if kind == "model" else V.load()["overall"]["model_unseen"]
+        assert f"by {fig['anchored_mdape']:.0f} %" in V.fit_text(f)
+        assert "measured envelopes" in V.fit_text(f)
 
 
 def test_the_cli_draws_a_disaggregated_system_through_its_own_shape(full_db, capsys):
