@@ -499,8 +499,8 @@ def _simulate_shape(args) -> int:
 def shape_table(held: dict) -> str:
     """The learned shape's held-out figures as a table (--shape, --validate)."""
     import pandas as pd
-    rows = [{"set": name.replace("_", ", "), **v} for name, v in held.items()
-            if isinstance(v, dict)]
+    rows = [{"set": name.replace("_own_model", " (model's own shape)").replace("_", ", "), **v}
+            for name, v in held.items() if isinstance(v, dict)]
     return (f"{held['method']} (steep: throughput falls {held['steep_fall']:g}x or more)\n"
             + pd.DataFrame(rows).to_string(index=False))
 
