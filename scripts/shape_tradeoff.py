@@ -15,7 +15,7 @@ on the built-in measured curves of that kind from the other models (leave one mo
 the other models' curves where a kind has fewer than MIN_KIND of them), scored on the same
 envelopes beside one shape for all, and the shapes opx draws (`opx.simulate.shape.fit`: the
 disaggregated envelopes' own shape where both end points are disaggregated, the default for the
-rest).
+rest; then also each envelope's model's own shape, learned from its other envelopes).
 """
 from __future__ import annotations
 
@@ -92,18 +92,27 @@ def by_kind(envelopes: list[dict], catalog) -> None:
                 worse += np.median(ape) > np.median(errors(e, LOGLOG))
         print(f"{name:>28} {np.median(np.concatenate(per)):13.1f} "
               f"{100.0 * worse / len(envelopes):36.1f} {fell_back:30d}")
-    # the shapes opx draws: the default, and the disaggregated envelopes' own (opx.simulate.shape.fit)
-    per, worse, fitted = [], 0, {}
-    with np.errstate(all="ignore"):
-        for e in envelopes:
-            if e["model"] not in fitted:
-                fitted[e["model"]] = SH.fit([c for c in curves if c.model != e["model"]])
-            ends = e["point_disaggregated"][[0, -1]]       # what the two anchors are
-            ape = errors(e, fitted[e["model"]].pick(bool(ends.all())))
-            per.append(ape)
-            worse += np.median(ape) > np.median(errors(e, LOGLOG))
-    print(f"{'disaggregated envelopes (opx)':>28} {np.median(np.concatenate(per)):13.1f} "
-          f"{100.0 * worse / len(envelopes):36.1f} {'-':>30}")
+    # the shapes opx draws (opx.simulate.shape.fit, Shapes.pick): the disaggregated envelopes'
+    # own, learned from the other models, where both end points are disaggregated; else, with
+    # the envelope's model left out, the default; with the envelope alone left out, the shape
+    # of its model's other envelopes
+    for name, own_model in (("disaggregated apart (opx)", False),
+                            ("and the model's own (opx)", True)):
+        per, worse, fitted = [], 0, {}
+        with np.errstate(all="ignore"):
+            for e in envelopes:
+                if e["model"] not in fitted:
+                    fitted[e["model"]] = SH.fit(
+                        [c for c in curves if c.model != e["model"]],
+                        own_models=[c for c in curves if c.model == e["model"]])
+                shapes = fitted[e["model"]] if own_model else fitted[e["model"]].without_models()
+                ends = e["point_disaggregated"][[0, -1]]       # what the two anchors are
+                ape = errors(e, shapes.pick(bool(ends.all()),
+                                            (e["hardware"], e["model"], e["workload"])))
+                per.append(ape)
+                worse += np.median(ape) > np.median(errors(e, LOGLOG))
+        print(f"{name:>28} {np.median(np.concatenate(per)):13.1f} "
+              f"{100.0 * worse / len(envelopes):36.1f} {'-':>30}")
 
 
 def main() -> None:
