@@ -432,6 +432,13 @@ def _anchoring_validation(args, silicon) -> dict:
     for name, u in (("all", unseen), (f"steep (falls {o['steep_fall']:g}x or more)",
                                       unseen["steep"]), ("disaggregated", unseen["disaggregated"])):
         print("  " + line(name, u))
+    print("by the shape drawn (the figure each page quotes under a curve that follows it):")
+    by = o.get("by_shape", {})
+    for kind, name in (("model", "the model's own"), ("disaggregated", "the disaggregated "
+                       "envelopes'"), ("all", "the one for all models, as for a model opx has "
+                       "no envelope of")):
+        if kind in by:
+            print("  " + line(name, by[kind]))
     one = o["one_anchor"]
     print(f"one anchor ({one['anchor']}): {one['mdape']}% on {one['points']} points"
           + (f"; its band ({one['band']}) covers {one['band_coverage_pct']}% of the "

@@ -109,10 +109,6 @@ class AnchorFit:
         """Whether the curve follows the learned shape between its anchors (follow_shape)."""
         return is_shaped(self.notes)
 
-    @property
-    def shaped_disaggregated(self) -> bool:
-        return follows_disaggregated_shape(self.notes)
-
     def notes_text(self) -> str:
         """The notes as sentences, for a caption."""
         return " ".join(n[:1].upper() + n[1:].rstrip(".") + "." for n in self.notes)
@@ -393,11 +389,6 @@ def followed_shape(notes) -> str | None:
     if note is None:
         return None
     return next((k for k in ("disaggregated", "model") if KINDS[k] in note), "all")
-
-
-def follows_disaggregated_shape(notes) -> bool:
-    """Whether the shape it follows is the disaggregated envelopes' (follow_shape's note)."""
-    return followed_shape(notes) == "disaggregated"
 
 
 def saved_note(summary: dict | None) -> str:

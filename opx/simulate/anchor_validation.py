@@ -1,6 +1,8 @@
 """Leave-points-out validation of anchored projections (docs/simulator.md, "Anchored projections").
 Between its two anchors an anchored curve follows the learned shape (opx/simulate/shape.py),
-fitted here on the measured curves of the other models.
+learned here without the envelope it is scored on: the shapes for all models and for
+disaggregated envelopes from the other models' curves, the model's own from its other envelopes;
+each envelope is also drawn as for a model opx has no envelope of (`model_unseen`).
 
 For every (system, model, workload) of the measured calibration data (AIConfigurator's
 silicon_sample.csv, read from the repository's copy data/measured/inferencex-silicon.csv.gz: every
@@ -148,6 +150,20 @@ def _summary(per: list[dict], held: pd.DataFrame, unseen: bool = False) -> dict:
             "band_coverage_pct": _coverage(list(held[inside].dropna()))["band_coverage_pct"]}
 
 
+def _by_shape(per: list[dict], held: pd.DataFrame) -> dict:
+    """The figures over the envelopes drawn with each kind of shape (opx.simulate.shape.KINDS):
+    the model's own and the disaggregated envelopes' as drawn, the one for all models as drawn
+    for a model opx has no envelope of. A page quotes the one its curve followed (fit_text)."""
+    out = {}
+    for kind, col, unseen in (("model", "shape", False), ("disaggregated", "shape", False),
+                              ("all", "unseen_shape", True)):
+        sel = [e for e in per if e[col] == kind]
+        keys = {(e["system"], e["model"], e["workload"]) for e in sel}
+        rows = held[[k in keys for k in zip(held.system, held.model, held.workload)]]
+        out[kind] = _summary(sel, rows, unseen)
+    return out
+
+
 def _summaries(per: list[dict], held: pd.DataFrame, unseen: bool = False) -> dict:
     """All envelopes, with the steep and the disaggregated ones apart."""
     return {**_summary(per, held, unseen),
@@ -162,7 +178,8 @@ def validate(silicon_csv: Path | None = None, catalog=None, limit: int | None = 
     """The leave-points-out table (per system and model), the overall figures (all envelopes,
     the steep and the disaggregated ones apart), the band's measured coverage, one anchor alone,
     and the unanchored leave-one-model-out error. The shape the anchored curves follow between
-    their anchors is fitted on the measured curves of the other models (leave one model out).
+    their anchors is learned without the envelope (see the module docstring); the figures per
+    kind of shape drawn are in `by_shape`.
     `limit` caps the envelopes (tests)."""
     from opx.catalog import load_catalog
     from opx.simulate import shape as SH
@@ -215,7 +232,8 @@ def validate(silicon_csv: Path | None = None, catalog=None, limit: int | None = 
         single_inside.extend(_inside(one.result, xi, yi) for xi, yi in zip(x[1:], y[1:]))
         df = pd.DataFrame(rows)
         steep = bool(y[0] / y[-1] >= STEEP_FALL)
-        held.append(df.assign(system=env["system"], model=env["model"], steep=steep,
+        held.append(df.assign(system=env["system"], model=env["model"],
+                              workload=env["workload"], steep=steep,
                               disaggregated=env["disaggregated"]))
         per.append({"system": env["system"], "model": env["model"], "workload": env["workload"],
                     "frontier_points": int(x.size), "held_out": len(df),
@@ -224,12 +242,13 @@ def validate(silicon_csv: Path | None = None, catalog=None, limit: int | None = 
                     "anchored_mdape": round(float(df.anchored.median()), 1),
                     "loglog_mdape": round(float(df.loglog.median()), 1),
                     "shape": A.followed_shape(f.notes),
+                    "unseen_shape": A.followed_shape(unseen.notes),
                     "model_unseen_mdape": round(float(df.unseen.median()), 1),
                     "anchor_residuals_pct": [r["residual_pct"] for r in f.residuals],
                     "fit_seconds": round(f.seconds, 2)})
     allh = pd.concat(held, ignore_index=True) if held else pd.DataFrame(
         columns=["anchored", "loglog", "inside", "unseen", "unseen_inside", "system", "model",
-                 "steep", "disaggregated"])
+                 "workload", "steep", "disaggregated"])
     by_sm = (allh.groupby(["system", "model"]).agg(
         held_out=("anchored", "size"), anchored_mdape=("anchored", "median"),
         loglog_mdape=("loglog", "median")).round(1).reset_index()) if not allh.empty else allh
@@ -251,6 +270,7 @@ def validate(silicon_csv: Path | None = None, catalog=None, limit: int | None = 
         # the same envelopes drawn as for a model opx has no envelope of: the shapes learned
         # from the other models alone
         "model_unseen": _summaries(per, allh, unseen=True),
+        "by_shape": _by_shape(per, allh),
         "stated_band_coverage_pct": round(SH.COVERAGE * 100),
         "one_anchor": {"anchor": "the highest-throughput point alone",
                        "points": len(single),
@@ -315,12 +335,13 @@ def fit_text(fit) -> str | None:
                 f"their measured points by {lomo} (median; simulate --validate)" if lomo else None)
     kind = A.followed_shape(fit.notes)
     if kind is not None:
-        fig, where = {
-            "model": (o, "measured envelopes, each drawn through the shape of its model's other "
-                         "envelopes"),
-            "disaggregated": (o.get("disaggregated", {}), "disaggregated envelopes"),
-            "all": (o.get("model_unseen", o), "measured envelopes, each drawn through the shape "
-                                              "learned from the other models")}[kind]
+        fig = o.get("by_shape", {}).get(kind, {})
+        where = {"model": "measured envelopes drawn through the shape of their model's other "
+                          "envelopes",
+                 "disaggregated": "measured envelopes drawn through the disaggregated "
+                                  "envelopes' shape",
+                 "all": "measured envelopes drawn through the shape learned from the other "
+                        "models"}[kind]
         if not fig.get("envelopes"):
             fig, where = o, "measured envelopes"
         return (f"Between two anchors, held out, the curve misses the points between them by "

@@ -323,8 +323,9 @@ def _at_least(shape: Shape, floor: Shape) -> Shape:
 
 def model_shapes(curves: list[Curve]) -> dict[str, ModelShapes]:
     """Each model's shape from its envelopes (MIN_OWN_MODEL or more), and for each of them the
-    shape learned from the others. The band is the spread of the model's own envelopes: held
-    out it covers 82 % of their points (stated 80; at least the default's, 91 %)."""
+    shape learned from the others (where MIN_OWN_MODEL others are left). The band is the spread
+    of the model's own envelopes, not floored at the default's: floored, it covered 91 % of
+    their points held out against 80 % stated (docs/simulator.md)."""
     envelopes: dict[str, list[Curve]] = {}
     for c in curves:
         if c.scope == "envelope":

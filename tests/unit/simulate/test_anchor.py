@@ -147,7 +147,18 @@ def test_the_leave_points_out_validation_and_its_stored_figures(catalog):
     # beyond the anchors too, the band's coverage is measured
     one = o["one_anchor"]
     assert one["band_points"] <= one["points"] and 0 <= one["band_coverage_pct"] <= 100
+    # each envelope is scored as drawn and as for a model opx has no envelope of, and the
+    # figures per kind of shape drawn cover every envelope once
+    assert {"model_unseen", "by_shape"} <= set(o)
+    by = o["by_shape"]
+    assert sum(by[k].get("envelopes", 0) for k in ("model", "disaggregated")) == o["envelopes"]
+    assert all(e["shape"] in ("model", "disaggregated", "all") for e in result["envelopes"])
     stored = V.load()
+    by = stored["overall"]["by_shape"]
+    assert by["model"]["envelopes"] + by["disaggregated"]["envelopes"] \
+        == stored["overall"]["envelopes"]
+    assert by["all"]["envelopes"] + by["disaggregated"]["envelopes"] \
+        == stored["overall"]["envelopes"]
     assert stored and set(stored["overall"]["meets"]) == {"median", "steep", "disaggregated",
                                                           "worse_than_loglog"}
     # the learned shape between the anchors: better than the physics' 20.9 % and log-log's 38.9

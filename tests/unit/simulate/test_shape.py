@@ -229,10 +229,11 @@ def test_anchors_of_several_disaggregated_runs_follow_the_disaggregated_shape(ca
     assert f.notes_text().count(". ") >= len(f.notes) - 1
     # the figure quoted under its chart is the disaggregated envelopes' held-out error
     from opx.simulate import anchor_validation as V
-    dis_fig = V.load()["overall"]["disaggregated"]
-    assert f.shaped_disaggregated
+    dis_fig = V.load()["overall"]["by_shape"]["disaggregated"]
+    assert A.followed_shape(f.notes) == "disaggregated"
     assert f"by {dis_fig['anchored_mdape']:.0f} %" in V.fit_text(f)
-    assert f"{dis_fig['envelopes']} disaggregated envelopes" in V.fit_text(f)
+    assert f"{dis_fig['envelopes']} measured envelopes drawn through the disaggregated" \
+        in V.fit_text(f)
     one_run = [dataclasses.replace(a, run_id="one") for a in dis]
     own = shapes.pick(False, (env["hardware"], env["model"], env["workload"]))
     for other, shape, kind in ((anchors, own, "model"), (one_run, shapes.default, "all")):
@@ -240,9 +241,9 @@ def test_anchors_of_several_disaggregated_runs_follow_the_disaggregated_shape(ca
         np.testing.assert_allclose(y, SH.between(x0, other[0].y, x1, other[1].y, x, shape),
                                    rtol=1e-9)
         assert not any("disaggregated envelopes" in n for n in f.notes)
-        assert A.followed_shape(f.notes) == kind and not f.shaped_disaggregated
+        assert A.followed_shape(f.notes) == kind
         # the figure quoted is that of the envelopes drawn with the same kind of shape
-        fig = V.load()["overall"] if kind == "model" else V.load()["overall"]["model_unseen"]
+        fig = V.load()["overall"]["by_shape"][kind]
         assert f"by {fig['anchored_mdape']:.0f} %" in V.fit_text(f)
         assert "measured envelopes" in V.fit_text(f)
 
