@@ -482,8 +482,10 @@ def data_stamp(path: Path) -> tuple[int, int]:
         st = Path(path).stat()
     except FileNotFoundError:
         return (0, 0)
-    wal = Path(str(path) + ".wal")
-    wal_mtime = wal.stat().st_mtime_ns if wal.exists() else 0
+    try:
+        wal_mtime = Path(str(path) + ".wal").stat().st_mtime_ns
+    except FileNotFoundError:       # none, or checkpointed away by a writer just now
+        wal_mtime = 0
     return (max(st.st_mtime_ns, wal_mtime), st.st_size)
 
 

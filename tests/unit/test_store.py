@@ -128,3 +128,28 @@ def test_a_url_of_a_store_opx_does_not_know_is_refused_and_nothing_is_made(tmp_p
             with opener(Path(url)):
                 pass
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_data_stamp_survives_a_wal_checkpointed_away_while_it_looks(tmp_path, monkeypatch):
+    """A writer's checkpoint can remove the .wal between a reader's two looks at it: the view
+    (which keys its caches on the stamp) must not fail (seen once in the concurrent-import
+    test: FileNotFoundError from data_stamp)."""
+    import pathlib
+    db = tmp_path / "opx.duckdb"
+    db.write_bytes(b"x")
+    wal = pathlib.Path(str(db) + ".wal")
+    wal.write_bytes(b"y")
+    real = pathlib.Path.stat
+    looks = {"n": 0}
+
+    def stat(self, *a, **k):
+        if str(self) == str(wal):
+            looks["n"] += 1
+            if looks["n"] > 1:               # there at the first look, gone at the next
+                raise FileNotFoundError(2, "No such file or directory", str(self))
+        return real(self, *a, **k)
+    monkeypatch.setattr(pathlib.Path, "stat", stat)
+    assert store.data_stamp(db)[1] == 1
+    # gone from the start: the database file's own stamp
+    looks["n"] = 1
+    assert store.data_stamp(db) == (real(db).st_mtime_ns, 1)
