@@ -41,6 +41,11 @@ class Anchoring:
         """The fit's notes (which shape it follows between its anchors, ...)."""
         return tuple((self.fit or {}).get("notes") or ())
 
+    @property
+    def shapes(self) -> dict:
+        """The kind of learned shape each statistic's curve follows (AnchorFit.shapes)."""
+        return dict((self.fit or {}).get("shapes") or {})
+
     def as_json(self) -> dict:
         return {"anchored": self.anchored, "anchoring": self.text,
                 "held_out_error": self.held_out_error,

@@ -848,7 +848,7 @@ def simulate_subtitle(result, fit=None, pct: str = "p50") -> list[str]:
             f"curves; simulated, drawn at {pct_label(pct)}"
             + (" (the spread model's P90 on the P50 step times)." if pct != "p50" else "."),
             f"Held-out error (leave-one-system-out, median abs. %): {held_out or 'not available'}.",
-            *wrap_line(anchor_validation.fit_text(fit) or "No anchoring validation on record."),
+            *wrap_line(anchor_validation.fit_text(fit, pct) or "No anchoring validation on record."),
             *wrap_line(anchored),
             "Red dashed: the simulated envelope" + (", shaded: its band" if fit and fit.anchored
                                                     else "")

@@ -510,7 +510,7 @@ def finish(p: Prepared, state: ViewState, catalog: Catalog) -> ExplorerView:
     from opx.simulate.anchor_validation import fit_text
     by_text: dict[str, list[str]] = {}
     for hw in (h for h in state.hw if h in drawn_sim):
-        text = fit_text(anchoring.get(hw))
+        text = fit_text(anchoring.get(hw), state.pct)
         if text:
             by_text.setdefault(text, []).append(catalog.hardware_name(hw))
     for text, names in by_text.items():

@@ -99,6 +99,7 @@ class AnchorFit:
     evaluations: int = 0
     band_method: str = ""
     notes: list[str] = field(default_factory=list)
+    shapes: dict[str, str] = field(default_factory=dict)   # statistic -> kind of shape followed
 
     @property
     def anchored(self) -> bool:
@@ -107,7 +108,7 @@ class AnchorFit:
     @property
     def shaped(self) -> bool:
         """Whether the curve follows the learned shape between its anchors (follow_shape)."""
-        return is_shaped(self.notes)
+        return bool(self.shapes)
 
     def notes_text(self) -> str:
         """The notes as sentences, for a caption."""
@@ -127,7 +128,7 @@ class AnchorFit:
                 "eff_scale": self.scale, "anchors": self.residuals,
                 "chi2": round(self.chi2, 4), "band": self.band_method,
                 "seconds": round(self.seconds, 3), "evaluations": self.evaluations,
-                "notes": self.notes}
+                "notes": self.notes, "shapes": self.shapes}
 
 
 # -- anchors from points ----------------------------------------------------------------------------
@@ -341,9 +342,10 @@ def fit(hardware: str, model: str, workload: str, gpus: int | None, knobs, catal
         for sgn in (1, -1):
             sigma_results.append(sim(np.clip(theta + sgn * step, lo, hi), label_set))
     _put_band(full, sigma_results)
-    shaped = follow_shape(full, used, shapes)
-    if shaped:
-        notes.append(shaped)
+    drawn = follow_shape(full, used, shapes)
+    shaped = bool(drawn)
+    if drawn:
+        notes.append(shape_note(drawn))
     if infl > 1:
         notes.append(f"the anchors disagree with each other beyond their stated uncertainties "
                      f"(chi-square {chi2:.2g} on {n_a} anchors): the band is widened "
@@ -359,7 +361,7 @@ def fit(hardware: str, model: str, workload: str, gpus: int | None, knobs, catal
                                      "chi-square" if infl > 1 else "")
                                   + ", propagated by sigma points (+- one standard deviation "
                                     "along each principal axis)"),
-                     notes=notes))
+                     notes=notes, shapes={pct: s.kind for pct, s in drawn.items()}))
 
 
 # -- between the anchors: the learned shape ------------------------------------------------------
@@ -381,14 +383,13 @@ def is_shaped(notes) -> bool:
     return any(str(n).startswith(SHAPE_NOTE) for n in notes or ())
 
 
-def followed_shape(notes) -> str | None:
-    """The kind of learned shape (a key of opx.simulate.shape.KINDS) a fit with these notes
-    follows between its anchors (follow_shape's note), None when it follows none."""
-    from opx.simulate.shape import KINDS
-    note = next((str(n) for n in notes or () if str(n).startswith(SHAPE_NOTE)), None)
-    if note is None:
-        return None
-    return next((k for k in ("disaggregated", "model") if KINDS[k] in note), "all")
+def followed_shape(fit, pct: str = "p50") -> str | None:
+    """The kind of learned shape (a key of opx.simulate.shape.KINDS) the curve of statistic
+    `pct` follows between its anchors (`fit`: an AnchorFit or anything with its `shapes`), None
+    when it follows none. A P90 curve not shaped itself is kept under the shaped P50 one, so it
+    takes the P50's."""
+    shapes = getattr(fit, "shapes", None) or {}
+    return shapes.get(ANCHOR_PCTS.get(pct, pct)) or next(iter(shapes.values()), None)
 
 
 def saved_note(summary: dict | None) -> str:
@@ -397,19 +398,19 @@ def saved_note(summary: dict | None) -> str:
     return SAVED_SHAPE_NOTE if is_shaped((summary or {}).get("notes")) else ""
 
 
-def follow_shape(result, used: list[Anchor], shapes=None) -> str | None:
+def follow_shape(result, used: list[Anchor], shapes=None) -> dict:
     """Between the point anchors of each statistic (two or more, a frontier), replace the
     envelope by the shape learned from the measured curves (opx/simulate/shape.py, `Shapes`)
     through them, with its band; outside them keep the physics' curve, scaled to meet the
     outermost anchors. Anchors of several runs are a system's envelope: of disaggregated runs
     they take the disaggregated envelopes' shape, else that of the model's envelopes on other
-    systems or workloads where opx has some (`Shapes.pick`). Returns a note when it did, None
-    when there was nothing to do."""
+    systems or workloads where opx has some (`Shapes.pick`). Returns the shape drawn for each
+    statistic ("p50", "p90"), empty when there was nothing to do."""
     from opx.simulate import shape as SH
     shapes = shapes if shapes is not None else SH.load()
     if shapes is None:
-        return None
-    done, described = [], []
+        return {}
+    drawn = {}
     for pct, attr in (("p50", "envelope"), ("p90", "envelope_p90")):
         pts = [a for a in used if a.kind == "point" and ANCHOR_PCTS[a.pct] == pct]
         env = getattr(result, attr)
@@ -430,16 +431,18 @@ def follow_shape(result, used: list[Anchor], shapes=None) -> str | None:
         s = shapes.pick(envelope and all(a.disaggregated for a in pts),
                         (result.hardware, result.model, result.workload) if envelope else None)
         setattr(result, attr, _shaped_envelope(env, pct, ax, ay, s))
-        done.append(pct.upper())
-        described.append(s.describe())
-    if not done:
-        return None
-    if result.envelope_p90 is not None and not result.envelope_p90.empty \
+        drawn[pct] = s
+    if drawn and result.envelope_p90 is not None and not result.envelope_p90.empty \
             and result.envelope is not None and not result.envelope.empty:
         result.envelope_p90 = _under(result.envelope_p90, result.envelope)
-    return (f"{SHAPE_NOTE} ({', '.join(done)}) the curve follows "
-            f"{' and '.join(dict.fromkeys(described))}; outside them, the physics model scaled to "
-            "meet them")
+    return drawn
+
+
+def shape_note(drawn: dict) -> str:
+    """follow_shape's shapes as the fit's note."""
+    described = dict.fromkeys(s.describe() for s in drawn.values())
+    return (f"{SHAPE_NOTE} ({', '.join(p.upper() for p in drawn)}) the curve follows "
+            f"{' and '.join(described)}; outside them, the physics model scaled to meet them")
 
 
 def _shaped_envelope(env: pd.DataFrame, pct: str, ax: np.ndarray, ay: np.ndarray, s

@@ -241,8 +241,8 @@ def validate(silicon_csv: Path | None = None, catalog=None, limit: int | None = 
                     "disaggregated": env["disaggregated"],
                     "anchored_mdape": round(float(df.anchored.median()), 1),
                     "loglog_mdape": round(float(df.loglog.median()), 1),
-                    "shape": A.followed_shape(f.notes),
-                    "unseen_shape": A.followed_shape(unseen.notes),
+                    "shape": A.followed_shape(f),
+                    "unseen_shape": A.followed_shape(unseen),
                     "model_unseen_mdape": round(float(df.unseen.median()), 1),
                     "anchor_residuals_pct": [r["residual_pct"] for r in f.residuals],
                     "fit_seconds": round(f.seconds, 2)})
@@ -316,9 +316,9 @@ def load() -> dict | None:
     return json.loads(p.read_text()) if p.is_file() else None
 
 
-def fit_text(fit) -> str | None:
+def fit_text(fit, pct: str = "p50") -> str | None:
     """The held-out figure that applies to one projection, anchored as `fit` is (an AnchorFit,
-    or the Explorer's `opx.anchoring.Anchoring`: anything with `anchored` and `notes`; None: not
+    or the Explorer's `opx.anchoring.Anchoring`: anything with `anchored` and `shapes`; None: not
     anchored): between two point anchors the leave-points-out error and its band's coverage of
     the envelopes drawn with the shape it follows (its model's own, the disaggregated
     envelopes', or the one learned from other models), with fewer that of one anchor alone,
@@ -333,7 +333,7 @@ def fit_text(fit) -> str | None:
                          for m, v in o["unanchored_leave_one_model_out"].items())
         return (f"Unanchored, on models the calibration does not hold, the projection misses "
                 f"their measured points by {lomo} (median; simulate --validate)" if lomo else None)
-    kind = A.followed_shape(fit.notes)
+    kind = A.followed_shape(fit, pct)
     if kind is not None:
         fig = o.get("by_shape", {}).get(kind, {})
         where = {"model": "measured envelopes drawn through the shape of their model's other "

@@ -166,8 +166,19 @@ def test_the_leave_points_out_validation_and_its_stored_figures(catalog):
     assert stored["overall"]["loglog_mdape"] >= 2 * stored["overall"]["anchored_mdape"]
     # the pages quote it, beside log-log, under a curve between two anchors
     from types import SimpleNamespace
-    shaped = SimpleNamespace(anchored=True, notes=[f"{A.SHAPE_NOTE} (P50) the curve follows ..."])
+    shaped = SimpleNamespace(anchored=True, shapes={"p50": "model"})
     assert "log-log" in V.fit_text(shaped)
+    # each statistic's curve quotes the figure of the shape it follows: P50 anchors of one run
+    # (the shape for all models), P90 anchors of several (the model's own)
+    mixed = SimpleNamespace(anchored=True, shapes={"p50": "all", "p90": "model"})
+    for pct, kind in (("p50", "all"), ("mean", "all"), ("p90", "model")):
+        fig = by[kind]
+        assert A.followed_shape(mixed, pct) == kind
+        assert f"by {fig['anchored_mdape']:.0f} % (median, {fig['held_out_points']} points" \
+            in V.fit_text(mixed, pct)
+    # a P90 curve not shaped itself stays under the shaped P50 one and takes its figure
+    assert A.followed_shape(SimpleNamespace(shapes={"p50": "model"}), "p90") == "model"
+    assert A.followed_shape(SimpleNamespace(shapes={}), "p50") is None
 
 
 def test_a_mean_anchors_against_the_p50_envelope():

@@ -230,7 +230,7 @@ def test_anchors_of_several_disaggregated_runs_follow_the_disaggregated_shape(ca
     # the figure quoted under its chart is the disaggregated envelopes' held-out error
     from opx.simulate import anchor_validation as V
     dis_fig = V.load()["overall"]["by_shape"]["disaggregated"]
-    assert A.followed_shape(f.notes) == "disaggregated"
+    assert A.followed_shape(f) == "disaggregated"
     assert f"by {dis_fig['anchored_mdape']:.0f} %" in V.fit_text(f)
     assert f"{dis_fig['envelopes']} measured envelopes drawn through the disaggregated" \
         in V.fit_text(f)
@@ -241,7 +241,7 @@ def test_anchors_of_several_disaggregated_runs_follow_the_disaggregated_shape(ca
         np.testing.assert_allclose(y, SH.between(x0, other[0].y, x1, other[1].y, x, shape),
                                    rtol=1e-9)
         assert not any("disaggregated envelopes" in n for n in f.notes)
-        assert A.followed_shape(f.notes) == kind
+        assert A.followed_shape(f) == kind
         # the figure quoted is that of the envelopes drawn with the same kind of shape
         fig = V.load()["overall"]["by_shape"][kind]
         assert f"by {fig['anchored_mdape']:.0f} %" in V.fit_text(f)
