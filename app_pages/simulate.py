@@ -107,7 +107,9 @@ picked = (event.selection.get("pick") or []) if event else []
 simulation_details.point_breakdown(result.points_frame(), picked)
 simulation_details.anchoring(fit)
 st.subheader(f"Envelope at {state.pct.upper()} (best layout at each interactivity)")
-st.dataframe(result.envelope_at(state.pct), hide_index=True, key="simulate_envelope")
+envelope = result.envelope_table(state.pct)
+st.dataframe(envelope, hide_index=True, key="simulate_envelope", column_config={
+    c: st.column_config.NumberColumn(format="localized") for c in envelope.select_dtypes("number")})
 with st.expander("Every parameter used, and the validation"):
     st.json(json.loads(json.dumps({"parameters": result.parameters,
                                    "validation": result.validation or {}},

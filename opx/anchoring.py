@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from opx import metrics
 from opx.simulate import anchor as A
 
 CACHE_SIZE = 64
@@ -354,9 +355,18 @@ def parameter_table(f: A.AnchorFit) -> pd.DataFrame:
                          for n, p in f.parameters.items()])
 
 
+def _projected(r: dict) -> str:
+    """An anchor's projected value in the anchor's own quantity and unit."""
+    if r["predicted"] is None:
+        return "not reached"
+    if r["kind"] == "single":
+        return f"{metrics.format_interactivity(r['predicted'])} tok/s/user"
+    return metrics.y_metric("total").format(r["predicted"], unit=True)
+
+
 def residual_table(f: A.AnchorFit) -> pd.DataFrame:
     return pd.DataFrame([{"run": r["label"], "provenance": r["provenance"], "anchor": r["anchor"],
-                          "projection": r["predicted"], "residual %": r["residual_pct"],
+                          "projection": _projected(r), "residual %": r["residual_pct"],
                           "uncertainty %": round((np.exp(r["sigma_log"]) - 1) * 100),
                           "within": r["within"],
                           "fitted": "yes" if r["fitted"] else f"no: {r['reason']}"}

@@ -98,6 +98,31 @@ class SimResult:
             return self.envelope
         return self.envelope_p90 if self.envelope_p90 is not None else self.envelope.iloc[:0]
 
+    def envelope_table(self, pct: str) -> pd.DataFrame:
+        """The envelope at `pct` for people to read: columns named with their units (the
+        metrics registry's titles), TPOT and step times in ms, rounded to what a reader uses."""
+        from opx import metrics
+        env = self.envelope_at(pct)
+        ms = 1e3
+        columns = {  # column -> (header, scale, decimals)
+            "layout": ("Layout", None, None),
+            "concurrency": ("Concurrency", 1, 0),
+            **{f"interactivity_{p}": (metrics.interactivity(p).title, 1, 1) for p in ("p50", "p90")},
+            **{m.column: (m.title, 1, 0) for m in (metrics.y_metric(k)
+                                                    for k in ("total", "output", "input"))},
+            "ttft_p50_s": ("TTFT P50 (s)", 1, 3), "tpot_p50_s": ("TPOT P50 (ms)", ms, 2),
+            "ttft_p90_s": ("TTFT P90 (s)", 1, 3), "tpot_p90_s": ("TPOT P90 (ms)", ms, 2),
+            "e2e_p50_s": ("End to end P50 (s)", 1, 2),
+            "t_mem_s": ("Step: memory (ms)", ms, 3), "t_compute_s": ("Step: compute (ms)", ms, 3),
+            "t_comm_s": ("Step: communication (ms)", ms, 3),
+            "t_overhead_s": ("Step: overhead (ms)", ms, 3),
+            "binding": ("Binding limit", None, None)}
+        out = pd.DataFrame({header: (env[col] if scale is None else
+                                     (env[col].astype(float) * scale).round(digits))
+                            for col, (header, scale, digits) in columns.items() if col in env})
+        return out.astype({"Concurrency": "int64"}) if "Concurrency" in out and \
+            out["Concurrency"].notna().all() else out
+
     def saved_note(self) -> str:
         """What saving this result stores, when that differs from the drawn envelope."""
         from opx.simulate.anchor import saved_note

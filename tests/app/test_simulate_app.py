@@ -3,7 +3,7 @@
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from opx import store
+from opx import metrics, store
 from tests.conftest import ROOT
 
 
@@ -24,7 +24,7 @@ def test_default_simulation_shows_an_envelope_with_its_error(db):
     at = open_simulate()
     assert not at.exception
     env = at.dataframe[0].value
-    assert len(env) > 5 and env.interactivity_p50.notna().all()
+    assert len(env) > 5 and env["Interactivity P50 (tok/s/user)"].notna().all()
     chart = at.get("vega_lite_chart")[0]
     assert "Held-out error" in chart.proto.spec and "simulated" in chart.proto.spec
 
@@ -38,7 +38,7 @@ def test_parameters_from_the_link_and_bad_ones(db):
     warnings = " ".join(w.value for w in at.warning)
     assert "accept" in warnings and "kv" in warnings
     env = at.dataframe[0].value
-    assert set(env.layout.str.replace(" MTP1", "")) == {"TP8"}
+    assert set(env.Layout.str.replace(" MTP1", "")) == {"TP8"}
 
 
 def test_an_impossible_request_is_an_error_not_an_exception(db):
@@ -185,11 +185,13 @@ def test_the_envelope_table_is_the_statistic_s_envelope(db):
         assert not at.exception
         title = next(s.value for s in at.subheader if s.value.startswith("Envelope"))
         assert title.startswith(f"Envelope at {pct.upper()}")
-        env = next(d.value for d in at.dataframe if "interactivity_p90" in d.value)
-        x, y = env[f"interactivity_{pct}"].to_numpy(), env.throughput_total_per_gpu.to_numpy()
+        x_title = metrics.interactivity(pct).title
+        env = next(d.value for d in at.dataframe if x_title in d.value)
+        x = env[x_title].to_numpy()
+        y = env[metrics.y_metric("total").title].to_numpy()
         # a frontier at this statistic: no row is beaten on both axes by another
-        assert not any(((x > xi) & (y >= yi)).any() for xi, yi in zip(x, y))
-        tables[pct] = set(zip(env.layout, env.concurrency))
+        assert not any(((x > xi) & (y > yi)).any() for xi, yi in zip(x, y))
+        tables[pct] = set(zip(env.Layout, env.Concurrency))
     assert tables["p50"] != tables["p90"]
 
 

@@ -190,3 +190,12 @@ def test_a_mean_anchors_against_the_p50_envelope():
              throughput_total_per_gpu=5000.0)), prefer="p90")
     assert [(a.kind, a.pct, a.x) for a in got] == [("point", "mean", 50.0), ("point", "p50", 42.0)]
     assert A.ANCHOR_PCTS["mean"] == "p50"
+
+
+def test_the_residual_table_writes_each_projection_in_its_anchors_unit(gb300_fit):
+    from opx.anchoring import residual_table
+    table = residual_table(gb300_fit)
+    assert list(table.anchor) == [r["anchor"] for r in gb300_fit.residuals]
+    for text, r in zip(table.projection, gb300_fit.residuals):
+        unit = "tok/s/user" if r["kind"] == "single" else "tok/s/GPU"
+        assert text.endswith(unit) and text[0].isdigit()

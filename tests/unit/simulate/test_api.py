@@ -219,3 +219,20 @@ def test_search_is_fast(catalog):
     t = time.perf_counter()
     simulate("gb300-nvl72", "deepseek-r1", "1k1k", None, SimKnobs(mtp_depth=3), catalog)
     assert time.perf_counter() - t < 4.0     # about 1 s on two cores; slack for a busy CI
+
+
+def test_the_envelope_table_names_its_units_and_converts_at_the_edge(gb300):
+    """The Simulate page's envelope table: the registry's titles, TPOT and step times in ms,
+    one row per envelope point, the same figures as the stored-units envelope."""
+    from opx import metrics
+    for pct in ("p50", "p90"):
+        env, table = gb300.envelope_at(pct), gb300.envelope_table(pct)
+        assert len(table) == len(env) > 0
+        total = metrics.y_metric("total").title
+        assert {total, metrics.interactivity("p90").title, "TPOT P50 (ms)", "Layout",
+                "Binding limit"} <= set(table.columns)
+        assert not any(c.endswith("_s") or "_per_gpu" in c for c in table.columns)
+        np.testing.assert_allclose(table["TPOT P50 (ms)"], env.tpot_p50_s * 1e3, atol=0.005)
+        np.testing.assert_allclose(table[total], env.throughput_total_per_gpu, atol=0.5)
+        assert table["Concurrency"].dtype == "int64"
+        assert list(table["Layout"]) == list(env.layout)
