@@ -39,8 +39,9 @@ with st.sidebar:
                                                                              "workload")))
     names = dict(zip(runs.run_id, runs.option))
     asked = list(dict.fromkeys(st.session_state.get(f"{PREFIX}anchor") or ()))
-    if not urlstate.just_seeded(PREFIX) and any(i not in names for i in asked):
-        # the user picked another system here: its own runs, as the Explorer anchors it
+    if not urlstate.seeded_from_link(PREFIX) and any(i not in names for i in asked):
+        # another system than the anchors' (picked here, or the session's model or workload
+        # changed on another page): its own runs, as the Explorer anchors it
         view = urlstate.session_view().model_copy(update={
             k: st.session_state[f"{PREFIX}{k}"] for k in ("model", "workload", "pct")})
         asked = list(data.default_anchors(view, st.session_state[f"{PREFIX}hw"]))

@@ -865,7 +865,8 @@ def simulate_chart(points: pd.DataFrame, envelope: pd.DataFrame, measured: pd.Da
     x_col = f"interactivity_{pct}"
     x_title = metrics.interactivity(pct).title
     y_title = metrics.y_metric("total").title
-    xs = list(points[x_col]) + list(measured.get("x", []))
+    # the target is on the axis, as on the Explorer: a curve that tops out below it shows how far
+    xs = list(points[x_col]) + list(measured.get("x", [])) + ([target] if target else [])
     x_scale = alt.Scale(type="log", domain=[min(xs) / 1.5, max(xs) * 1.5] if xs else [1, 1000])
     x_enc = alt.X(f"{x_col}:Q", title=x_title, scale=x_scale)
     y_enc = alt.Y("throughput_total_per_gpu:Q", title=y_title, axis=alt.Axis(**metrics.y_metric("total").axis))

@@ -206,10 +206,15 @@ def seed_page_from_url(model_cls, resolver: SlugResolver, prefix: str, start=Non
         else:
             state, notices = model_cls.from_query({**remembered, **shared}, resolver)
     else:
+        ss[_fresh_key(prefix)] = "link"
         state, notices = model_cls.from_query(url, resolver)
     for name in model_cls.model_fields:
         ss[f"{prefix}{name}"] = getattr(state, name)
-    ss[_seeded_key(prefix)] = {n: getattr(state, n) for n in _common(model_cls)}
+    # A link decides the shared values it states (and can take): they become the session's as
+    # if chosen here; the others, and everything on arrival by the sidebar, are only opened on.
+    stated = set() if bare else {n for n in _common(model_cls)
+                                 if n in url and not model_cls.from_query({n: url[n]}, resolver)[1]}
+    ss[_seeded_key(prefix)] = {n: getattr(state, n) for n in _common(model_cls) if n not in stated}
     return notices
 
 
@@ -221,6 +226,12 @@ def just_seeded(prefix: str) -> bool:
     """Whether this run seeded the page's widgets from its address or the session's view (an
     arrival), rather than running on what the user set on the page."""
     return bool(st.session_state.get(_fresh_key(prefix)))
+
+
+def seeded_from_link(prefix: str) -> bool:
+    """Whether this run seeded the page's widgets from an address that states them (a link,
+    a reload, Back or Forward), rather than from the page's memory and the session's view."""
+    return st.session_state.get(_fresh_key(prefix)) == "link"
 
 
 def session_view() -> ViewState:

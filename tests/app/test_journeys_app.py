@@ -85,3 +85,32 @@ def test_a_link_still_decides_on_a_fresh_session(at):
     assert not at.exception
     assert at.number_input(key="target").value == 100.0
     assert at.selectbox(key="a").value == "gb200-nvl72"
+
+
+def test_a_simulate_link_decides_the_session_and_its_anchors_follow_the_system(at):
+    """A Simulate link's model, workload and target become the session's (the next page opens
+    on them); the statistic it does not state stays the session's. Back on Simulate after the
+    model changed elsewhere, the anchors are the new system's, picked as the Explorer anchors
+    it, without notices about the old ones."""
+    at.switch_page("app_pages/simulate.py")
+    for k, v in (("hw", "b200"), ("model", "deepseek-r1"), ("workload", "1k1k"),
+                 ("target", "40")):
+        at.query_params[k] = v
+    at.run()
+    assert not at.exception and not at.warning
+    assert at.session_state["sim_model"] == "deepseek-r1"
+    go(at, "app_pages/explorer.py")
+    assert not at.exception
+    assert (at.session_state["model"], at.session_state["workload"],
+            at.session_state["target"], at.session_state["pct"]) == ("deepseek-r1", "1k1k",
+                                                                     40.0, "p90")
+    at.selectbox(key="model").set_value("deepseek-v3").run()
+    go(at, "app_pages/simulate.py")
+    assert not at.exception
+    assert at.session_state["sim_model"] == "deepseek-v3"
+    assert not [w.value for w in at.warning if "anchor" in w.value]
+    # a link that names runs of another system still says it left them out
+    at.switch_page("app_pages/simulate.py")
+    at.query_params["anchor"] = "0123456789abcdef"
+    at.run()
+    assert any("0123456789abcdef" in w.value for w in at.warning)

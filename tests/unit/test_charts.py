@@ -595,3 +595,18 @@ def test_a_target_inside_the_data_fills_the_spec_kept_at_another(full_db, catalo
         for view, kept in specs[1:]:
             charts._TEMPLATES.clear()
             assert kept == charts.with_target(base, view, catalog, link="/", still=still)
+
+
+def test_the_simulate_chart_s_axis_reaches_the_target(full_db, catalog):
+    """A target beyond the curve is on the axis (the rule inside the plot), as on the Explorer;
+    one inside the curve's range leaves the axis to the data."""
+    from models.simulate_view import SimulateState
+    from opx.simulate_page import simulate_view
+    for target, beyond in ((5000.0, True), (20.0, False)):
+        sim = simulate_view(full_db, SimulateState(target=target), catalog)
+        spec = sim.chart(catalog).to_dict()
+        lo, hi = next(layer["encoding"]["x"]["scale"]["domain"] for layer in spec["layer"]
+                      if "scale" in layer["encoding"].get("x", {}))
+        assert lo < target < hi
+        top = sim.result.points_frame().interactivity_p50.max()
+        assert bool(hi > top * 1.5 * 1.01) is beyond
