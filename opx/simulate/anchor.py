@@ -483,6 +483,19 @@ def _shaped_envelope(env: pd.DataFrame, pct: str, ax: np.ndarray, ay: np.ndarray
     share_out = np.where(total > 0, out_col / np.where(total > 0, total, 1), 1.0)
     new = SH.through(ax, ay, grid, s)
     lo, hi = SH.band_through(ax, ay, grid, s)
+    # the other statistic moves with this one, keeping the nearest point's modelled spread (so
+    # P90 stays at or under P50), and the end-to-end latency with the P50 time per token
+    ratio = grid / inside[xcol].to_numpy(float)
+    tpot50 = inside.tpot_p50_s.to_numpy(float) if "tpot_p50_s" in inside else None
+    for p in ("p50", "p90"):
+        if f"interactivity_{p}" in inside:
+            inside[f"interactivity_{p}"] = inside[f"interactivity_{p}"].to_numpy(float) * ratio
+            if f"tpot_{p}_s" in inside:
+                inside[f"tpot_{p}_s"] = 1.0 / inside[f"interactivity_{p}"].to_numpy(float)
+    if tpot50 is not None and {"e2e_p50_s", "ttft_p50_s"} <= set(inside):
+        ttft = inside.ttft_p50_s.to_numpy(float)
+        tokens = (inside.e2e_p50_s.to_numpy(float) - ttft) / tpot50     # OSL - 1
+        inside["e2e_p50_s"] = ttft + tokens * inside.tpot_p50_s.to_numpy(float)
     inside[xcol] = grid
     inside[f"tpot_{pct}_s"] = 1.0 / grid
     inside["throughput_total_per_gpu"] = new

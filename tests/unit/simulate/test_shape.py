@@ -446,3 +446,17 @@ def test_the_explorer_and_simulate_quote_one_held_out_figure_for_a_curve(full_db
     assert any(want in n and catalog.hardware_name(hw) in n for n in errors)
     assert not any("Between two anchors" in n for n in errors)
     assert want in " ".join(sim.chart(catalog).to_dict()["title"]["subtitle"])
+
+
+def test_a_shaped_envelope_s_rows_keep_their_statistics_consistent(catalog):
+    """A point the shape draws takes the nearest physics point's other fields; its other
+    statistic moves with it (P90 never faster than P50) and its latencies agree with it."""
+    env, anchors = _envelope_anchors(catalog)
+    f = A.fit(env["hardware"], env["model"], env["workload"], None, SimKnobs(), catalog, anchors)
+    assert f.shaped
+    for e in (f.result.envelope, f.result.envelope_p90):
+        assert (e.interactivity_p90 <= e.interactivity_p50 * (1 + 1e-9)).all()
+        np.testing.assert_allclose(e.tpot_p50_s, 1 / e.interactivity_p50, rtol=1e-9)
+        np.testing.assert_allclose(e.tpot_p90_s, 1 / e.interactivity_p90, rtol=1e-9)
+        tokens = (e.e2e_p50_s - e.ttft_p50_s) / e.tpot_p50_s          # OSL - 1, every row alike
+        np.testing.assert_allclose(tokens, tokens.iloc[0], rtol=1e-6)
