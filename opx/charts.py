@@ -915,8 +915,11 @@ def simulate_chart(points: pd.DataFrame, envelope: pd.DataFrame, measured: pd.Da
                      alt.Tooltip("source_text:N", title="Source")]))
     if target is not None:
         rule = pd.DataFrame({x_col: [target], "label": [f"target {format_number(target)} tok/s/user"]})
+        lo, hi = x_scale.domain
+        right = math.log(target / lo) > 0.5 * math.log(hi / lo)   # the label on the side with room
         layers.append(alt.Chart(rule).mark_rule(color="#555", strokeDash=[2, 2]).encode(x=x_enc))
-        layers.append(alt.Chart(rule).mark_text(align="left", dx=4, dy=8, color="#333",
+        layers.append(alt.Chart(rule).mark_text(align="right" if right else "left",
+                                                dx=-4 if right else 4, dy=8, color="#333",
                                                 fontSize=11, font=FONT).encode(
             x=x_enc, y=alt.YValue(0), text=alt.Text("label:N")))
     if not layers:
