@@ -188,10 +188,10 @@ def seed_page_from_url(model_cls, resolver: SlugResolver, prefix: str, start=Non
     ss[_PAGE] = prefix
     url = _current_query()
     bare = not any(k in model_cls.model_fields or k == TOO_LONG_PARAM for k in url)
-    ss[_fresh_key(prefix)] = False
+    ss[_link_key(prefix)] = False
     if ss.get(_LAST) == (prefix, _canonical(url)) or bare and ss.get(_REPLACED) == prefix:
         return []
-    ss[_fresh_key(prefix)] = True
+    ss[_link_key(prefix)] = not bare
     ss[_REPLACED] = None
     view = session_view()
     shared = {n: [format_number(v) if isinstance(v, float) else str(v)]
@@ -206,7 +206,6 @@ def seed_page_from_url(model_cls, resolver: SlugResolver, prefix: str, start=Non
         else:
             state, notices = model_cls.from_query({**remembered, **shared}, resolver)
     else:
-        ss[_fresh_key(prefix)] = "link"
         state, notices = model_cls.from_query(url, resolver)
     for name in model_cls.model_fields:
         ss[f"{prefix}{name}"] = getattr(state, name)
@@ -218,20 +217,14 @@ def seed_page_from_url(model_cls, resolver: SlugResolver, prefix: str, start=Non
     return notices
 
 
-def _fresh_key(prefix: str) -> str:
-    return f"{_LAST}_fresh_{prefix}"
-
-
-def just_seeded(prefix: str) -> bool:
-    """Whether this run seeded the page's widgets from its address or the session's view (an
-    arrival), rather than running on what the user set on the page."""
-    return bool(st.session_state.get(_fresh_key(prefix)))
+def _link_key(prefix: str) -> str:
+    return f"{_LAST}_link_{prefix}"
 
 
 def seeded_from_link(prefix: str) -> bool:
     """Whether this run seeded the page's widgets from an address that states them (a link,
     a reload, Back or Forward), rather than from the page's memory and the session's view."""
-    return st.session_state.get(_fresh_key(prefix)) == "link"
+    return bool(st.session_state.get(_link_key(prefix)))
 
 
 def session_view() -> ViewState:
