@@ -5,12 +5,13 @@ from opx import store
 from opx.errors import OpxError
 from opx.importer import changed_data, import_uploads
 from opx.ingest.core import MAX_FILE_BYTES, IngestOptions, format_names
-from ui import data, permissions, share, widgets
+from ui import data, permissions, share, urlstate, widgets
 from ui.coverage import show_coverage
 from ui.permissions import can_write
 from ui.text import escape_md
 
 catalog = data.catalog()
+urlstate.leave_view("data")          # the session's view stays as it is, for the next page
 permissions.sidebar_controls()
 allowed, why = can_write()
 st.title("Data")

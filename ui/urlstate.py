@@ -75,6 +75,16 @@ def seed_from_url(resolver: SlugResolver, page: str) -> list[str]:
     return notices
 
 
+def leave_view(page: str) -> None:
+    """On a page that does not show the view (Data): Streamlit forgets the other pages' widgets
+    while it runs, so the next page entered seeds them again from the session's view (without
+    this, a return to the page left for Data took its widgets' empty defaults as the view)."""
+    ss = st.session_state
+    ss[_PAGE] = page
+    ss[_LAST] = None
+    ss[_REPLACED] = None
+
+
 def _seed_widgets(state: ViewState) -> None:
     ss = st.session_state
     for name in QUERY_FIELDS:

@@ -114,3 +114,25 @@ def test_a_simulate_link_decides_the_session_and_its_anchors_follow_the_system(a
     at.query_params["anchor"] = "0123456789abcdef"
     at.run()
     assert any("0123456789abcdef" in w.value for w in at.warning)
+
+
+@pytest.mark.parametrize("page", ["app_pages/explorer.py", "app_pages/compare.py",
+                                  "app_pages/planner.py", "app_pages/latency.py",
+                                  "app_pages/simulate.py"])
+def test_a_page_left_for_data_opens_again_on_the_session_s_view(at, page):
+    """Data shows no view: back from it by the sidebar, the page left for it opens on the
+    session's view (Streamlit forgot its widgets while Data ran), not on empty defaults."""
+    def view():
+        return dict(at.session_state["_opx_query"]) if "_opx_query" in at.session_state else {}
+    go(at, page)
+    before = view()
+    go(at, "app_pages/data.py")
+    go(at, page)
+    assert not at.exception
+    assert view() == before
+    if page.endswith(("explorer.py", "latency.py")):
+        assert tuple(at.multiselect(key="hw").value) == ("vr-nvl72", "gb300-nvl72")
+    if page.endswith("simulate.py"):
+        assert at.session_state["sim_accept"] > 0 and at.session_state["sim_target"] == 387.0
+    elif not page.endswith("latency.py"):
+        assert at.number_input(key="target").value == 387.0
