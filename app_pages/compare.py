@@ -34,16 +34,18 @@ metric = metrics.y_metric(state.y)
 if metric.derived:
     state = widgets.price_power_editor(state, (state.a, state.b))
 
-state = urlstate.write_url(state)
-
 try:
-    view = data.explorer_view(compare_state(state))
     side_a, side_b, comparing_runs, curve = data.compare_sides(state)
+    gone = bool(state.ra and state.rb and not comparing_runs)
+    if gone:             # dropped from the link, said once: the hardware is compared from now on
+        state = urlstate.without(state, "ra", "rb")
+    state = urlstate.write_url(state)
+    view = data.explorer_view(compare_state(state))
 except OpxError as exc:
     st.error(escape_md(f"error: {exc}"))
     st.stop()
 with widgets.in_place():
-    if state.ra and state.rb and not comparing_runs:
+    if gone:
         st.warning("A run in the link no longer exists; comparing the hardware instead.")
 
 target_text = f"{format_number(state.target)} tok/s/user ({pct_label(state.pct)})"

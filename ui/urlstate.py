@@ -128,6 +128,14 @@ def state_from_widgets() -> ViewState:
     return ViewState(**values)
 
 
+def without(state: ViewState, *names: str) -> ViewState:
+    """`state` with these fields (ones no widget holds, such as Compare's runs) cleared, here and
+    in the session, so the next run does not read them back."""
+    for name in names:
+        st.session_state[name] = None
+    return state.model_copy(update=dict.fromkeys(names))
+
+
 def write_url(state: ViewState) -> ViewState:
     """Put the page's address in the address bar if it is not there already and keep the state
     as the session's view. While a saved view is shown unchanged the address stays its short

@@ -66,3 +66,29 @@ def test_two_runs_of_one_hardware(app, seed_db):
     at = app(ra=disagg, rb=frontier, model="deepseek-r1", workload="1k1k", pct="p50", target="50")
     assert metric_values(at)[0] == "no multiple"
     assert "cannot reach 50" in " ".join(c.value for c in at.caption)
+
+
+def test_two_measured_runs_at_the_mean(app, seed_db):
+    """The built-in measurements state the mean TPOT only: two of their runs compare at the
+    mean (its interactivity is 1 / the mean TPOT), with no exception."""
+    with store.reading(seed_db) as con:
+        runs = queries.runs_overview(con)
+    mine = runs[(runs.model == "deepseek-r1") & (runs.workload == "1k1k")]
+    a = mine[mine.hardware == "b200"].id.iloc[0]
+    b = mine[mine.hardware == "h200"].id.iloc[0]
+    at = app(ra=a, rb=b, model="deepseek-r1", workload="1k1k", pct="mean", target="30")
+    assert not at.exception
+    assert not at.warning
+    assert (at.query_params["ra"], at.query_params["rb"]) == (a, b)
+
+
+def test_a_run_gone_from_the_link_is_said_once_and_dropped(app, seed_db):
+    with store.reading(seed_db) as con:
+        runs = queries.runs_overview(con)
+    a = runs[runs.hardware == "gb200-nvl72"].id.iloc[0]
+    at = app(ra=a, rb="ffffffffffffffff", pct="p90")
+    assert not at.exception
+    assert any("no longer exists" in w.value for w in at.warning)
+    assert "ra" not in at.query_params and "rb" not in at.query_params
+    at.number_input(key="target").set_value(200.0).run()
+    assert not at.exception and not any("no longer exists" in w.value for w in at.warning)
