@@ -32,8 +32,8 @@ _PAGE = "_opx_page"          # the page running now
 _LAST = "_opx_last"          # (page, canonical address) this session last wrote
 _NOTICES = "_opx_notices"
 _SAVED = "_opx_saved_view"   # (slug, title, query of the saved state) while it is shown
-_REPLACE = "_opx_replace"    # this run entered the page on a bare address
-_REPLACED = "_opx_replaced"  # the page whose bare address was replaced (its reruns may still send it)
+_REPLACE = "_opx_replace"    # (page, address) this run entered on: its history entry is replaced
+_REPLACED = "_opx_replaced"  # (page, address) whose entry was replaced (its reruns may still send it)
 
 
 def _current_query() -> dict[str, list[str]]:
@@ -51,16 +51,12 @@ def seed_from_url(resolver: SlugResolver, page: str) -> list[str]:
     ss[_PAGE] = page
     url = _current_query()
     bare = not any(k in QUERY_FIELDS or k == TOO_LONG_PARAM for k in url)
-    if _STATE in ss and (ss.get(_LAST) == (page, _canonical(url))
-                         or bare and ss.get(_REPLACED) == page):
+    if _STATE in ss and (page, _canonical(url)) in (ss.get(_LAST), ss.get(_REPLACED)):
         return []
     ss[_REPLACED] = None
+    ss[_REPLACE] = (page, _canonical(url))
     stored = ss.get(_QUERY)
     ss[_SAVED] = None
-    if bare:
-        # A bare address: the sidebar's navigation cleared it, or a first visit to the page.
-        # Its history entry is replaced by the page's full address (see write_url).
-        ss[_REPLACE] = True
     if stored is not None and bare:
         state, notices = ViewState.from_query(stored, resolver)
     else:
@@ -168,8 +164,9 @@ def _show_address(query: dict[str, list[str]]) -> None:
     other change goes through `st.query_params`, one history entry per change of view."""
     ss = st.session_state
     slot = in_place()         # one element in every run: the elements after it keep theirs
-    if ss.pop(_REPLACE, False):
-        ss[_REPLACED] = ss.get(_PAGE)
+    arrival = ss.pop(_REPLACE, None)
+    if arrival:
+        ss[_REPLACED] = arrival
         search = json.dumps(urlencode(query, doseq=True))   # percent-encoded: no markup
         slot.html("<script>history.replaceState(history.state, '', "
                   f"location.pathname + ({search} ? '?' + {search} : ''));</script>",
@@ -207,17 +204,17 @@ def seed_page_from_url(model_cls, resolver: SlugResolver, prefix: str, start=Non
     url = _current_query()
     bare = not any(k in model_cls.model_fields or k == TOO_LONG_PARAM for k in url)
     ss[_link_key(prefix)] = False
-    if ss.get(_LAST) == (prefix, _canonical(url)) or bare and ss.get(_REPLACED) == prefix:
+    if (prefix, _canonical(url)) in (ss.get(_LAST), ss.get(_REPLACED)):
         return []
     ss[_link_key(prefix)] = not bare
     ss[_REPLACED] = None
+    ss[_REPLACE] = (prefix, _canonical(url))
     view = session_view()
     shared = {n: [format_number(v) if isinstance(v, float) else str(v)]
               for n in _common(model_cls) if (v := getattr(view, n)) is not None}
     # a shared value the page cannot take (a statistic it does not give) stays the page's own
     shared = {n: v for n, v in shared.items() if not model_cls.from_query({n: v})[1]}
     if bare:
-        ss[_REPLACE] = True
         remembered = ss.get(_page_query_key(prefix), {})
         if start is not None and not remembered:
             state, notices = start(view), []

@@ -3,6 +3,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from opx import queries, store
+from tests.app.address import shown_address
 from tests.conftest import ROOT
 
 
@@ -89,6 +90,6 @@ def test_a_run_gone_from_the_link_is_said_once_and_dropped(app, seed_db):
     at = app(ra=a, rb="ffffffffffffffff", pct="p90")
     assert not at.exception
     assert any("no longer exists" in w.value for w in at.warning)
-    assert "ra" not in at.query_params and "rb" not in at.query_params
+    assert "ra" not in shown_address(at) and "rb" not in shown_address(at)
     at.number_input(key="target").set_value(200.0).run()
     assert not at.exception and not any("no longer exists" in w.value for w in at.warning)

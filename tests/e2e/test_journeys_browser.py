@@ -118,3 +118,26 @@ def test_hardware_chosen_on_the_explorer_is_what_compare_compares(server, page):
     assert_shared(page, {"hw": ["gb200-nvl72", "gb300-nvl72"], "model": ["deepseek-r1"],
                          "target": ["20"]})
     assert_no_error(page)
+
+
+def test_one_back_leaves_a_link_and_data_keeps_the_view(server, page):
+    """A link opened after another page is one history entry, whatever the page writes into
+    its address (here `y` and the dropped bad `hw`): one Back returns to the page before. And a
+    page left for Data opens again on the session's view."""
+    page.goto(server + "/compare")
+    wait_for_app(page, timeout=60_000)
+    page.goto(server + "/?model=deepseek-r1&workload=1k1k&hw=b200&hw=nope&pct=mean&target=50")
+    wait_for_app(page, timeout=60_000)
+    expect(page).to_have_url(re.compile(r"y=total"), timeout=15_000)
+    assert "nope" not in page.url
+    page.go_back()
+    expect(page).to_have_url(re.compile(r"/compare(\?|$)"), timeout=30_000)
+    wait_for_app(page, timeout=60_000)
+    assert_no_error(page)
+    page.goto(server + "/")
+    wait_for_app(page, timeout=60_000)
+    click_sidebar(page, "Data")
+    click_sidebar(page, "Explorer")
+    assert_shared(page, SEED)
+    assert metric_values(page)[:2] == ["58×", "2.7×"]
+    assert_no_error(page)
