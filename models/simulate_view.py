@@ -11,6 +11,7 @@ from models.view import (TARGET_MAX, TARGET_MIN, SlugResolver, _choice, _getter,
 
 KV_TIERS = ("none", "pool")
 SIM_PERCENTILES = ("p50", "p90")      # the statistics the simulator gives
+STATED = ("hw", "model", "workload", "pct", "target")    # in every address, even at defaults
 PRECISIONS = ("auto", "fp4", "fp8", "bf16")
 FRAMEWORKS = ("pooled", "trtllm", "sglang", "vllm")
 
@@ -39,11 +40,13 @@ class SimulateState(BaseModel):
     target: float = Field(default=387.0, **ranged(TARGET_MIN, TARGET_MAX))
 
     def to_query(self) -> dict[str, list[str]]:
+        """The page's address: the system and the question always (as every page states its
+        view: Back to it decides them), the knobs where they differ from their default."""
         default = SimulateState()
         out: dict[str, list[str]] = {}
         for name in SIM_FIELDS:
             value = getattr(self, name)
-            if value == getattr(default, name) or value is None:
+            if value is None or (value == getattr(default, name) and name not in STATED):
                 continue
             out[name] = (list(value) if isinstance(value, tuple) else
                          [format_number(value) if isinstance(value, float) else str(value)])

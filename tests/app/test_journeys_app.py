@@ -136,3 +136,22 @@ def test_a_page_left_for_data_opens_again_on_the_session_s_view(at, page):
         assert at.session_state["sim_accept"] > 0 and at.session_state["sim_target"] == 387.0
     elif not page.endswith("latency.py"):
         assert at.number_input(key="target").value == 387.0
+
+
+def test_back_to_a_simulate_address_decides_its_model(at):
+    """Simulate's address states its system and question even at their defaults, so Back to an
+    earlier Simulate entry (its address read again) brings the session back to its model."""
+    from tests.app.address import shown_address
+    go(at, "app_pages/simulate.py")
+    first = shown_address(at)
+    assert first["model"] == ["deepseek-v4.1-flash"] and "target" in first
+    at.selectbox(key="sim_model").set_value("deepseek-r1").run()
+    assert at.session_state["_opx_query"]["model"] == ["deepseek-r1"]
+    for key in list(at.query_params):                   # Back: the first entry's address
+        del at.query_params[key]
+    for key, values in first.items():
+        at.query_params[key] = values
+    at.run()
+    assert not at.exception and at.session_state["sim_model"] == "deepseek-v4.1-flash"
+    go(at, "app_pages/explorer.py")
+    assert at.session_state["model"] == "deepseek-v4.1-flash"
