@@ -22,9 +22,17 @@ with st.sidebar:
                     help="Marks this concurrency here and on the Explorer and Compare charts.")
     widgets.run_filters()
 
-state = urlstate.write_url(urlstate.state_from_widgets())
-
+state = urlstate.state_from_widgets()
 view = widgets.or_stop(data.latency_view, state)
+if state.run and not urlstate.just_arrived() and \
+        (own := latency.own_runs(state.run, view.runs)) != state.run:
+    # runs picked before the hardware, model or workload changed go with that change, in its
+    # history entry and without a notice (a link's that do not belong are noticed on arrival)
+    st.session_state["run"] = list(own)
+    state = state.model_copy(update={"run": own})
+    view = widgets.or_stop(data.latency_view, state)
+state = urlstate.write_url(state)
+
 with widgets.in_place():             # answers and notes come and go with the view
     if view.answers:
         # the figure every page shows at the target, and the point behind it drawn below

@@ -48,6 +48,12 @@ class LatencyView:
         return missing_panels(self.points, self.state.pct)
 
 
+def own_runs(picked, runs: pd.DataFrame) -> tuple[str, ...]:
+    """The picked run ids that are among `runs` (a view's runs), in the order picked."""
+    ids = set(runs.get("run_id", ()))
+    return tuple(r for r in picked if r in ids)
+
+
 def behind_answers(view: ExplorerView) -> dict[str, str]:
     """{run_id: why}: the runs behind each hardware's figure at the target."""
     out: dict[str, str] = {}
@@ -101,7 +107,7 @@ def latency(db: Path, state: ViewState, catalog: Catalog) -> LatencyView:
                      "latencies with a concurrency, so it cannot be drawn here (its figure is in "
                      "the table above); the run with the most points is drawn instead.")
 
-    picked = [r for r in state.run if r in set(runs.run_id)]
+    picked = list(own_runs(state.run, runs))
     unknown = len(state.run) - len(picked)
     if unknown:
         notes.append(f"{unknown} run(s) in the link are not runs of these hardware, model and "

@@ -31,6 +31,7 @@ _STATE = "_opx_state"        # the ViewState the widgets were last seeded from o
 _PAGE = "_opx_page"          # the page running now
 _LAST = "_opx_last"          # (page, canonical address) this session last wrote
 _NOTICES = "_opx_notices"
+_ARRIVED = "_opx_arrived"    # this run seeded the widgets (an arrival), not a change made here
 _SAVED = "_opx_saved_view"   # (slug, title, query of the saved state) while it is shown
 _REPLACE = "_opx_replace"    # (page, address) this run entered on: its history entry is replaced
 _REPLACED = "_opx_replaced"  # (page, address) whose entry was replaced (its reruns may still send it)
@@ -51,8 +52,10 @@ def seed_from_url(resolver: SlugResolver, page: str) -> list[str]:
     ss[_PAGE] = page
     url = _current_query()
     bare = not any(k in QUERY_FIELDS or k == TOO_LONG_PARAM for k in url)
+    ss[_ARRIVED] = False
     if _STATE in ss and (page, _canonical(url)) in (ss.get(_LAST), ss.get(_REPLACED)):
         return []
+    ss[_ARRIVED] = True
     ss[_REPLACED] = None
     ss[_REPLACE] = (page, _canonical(url))
     stored = ss.get(_QUERY)
@@ -69,6 +72,12 @@ def seed_from_url(resolver: SlugResolver, page: str) -> list[str]:
     _seed_widgets(state)
     ss[_NOTICES] = notices
     return notices
+
+
+def just_arrived() -> bool:
+    """Whether this run opened the page (a link, Back or Forward, the sidebar), rather than
+    running on a change the user made on it."""
+    return bool(st.session_state.get(_ARRIVED))
 
 
 def leave_view(page: str) -> None:

@@ -72,3 +72,27 @@ def test_explorer_marks_an_operating_point(run_page):
     spec = json.loads(at.get("vega_lite_chart")[0].proto.spec)
     assert "c=2,253" in json.dumps(spec) or any(
         "op_label" in json.dumps(layer) for layer in spec["layer"])
+
+
+def test_latency_picks_go_with_a_change_of_model_without_a_notice(run_page, seed_db, catalog):
+    """Runs picked on Latency belong to its hardware, model and workload: changing the model
+    drops them in that one change, without blaming the link; a link's foreign run is noticed."""
+    from models import ViewState
+    from opx import latency
+    from tests.app.address import shown_address
+    link = dict(model="gpt-oss-120b", workload="1k8k", hw=["h100", "h200"], pct="mean",
+                target="20")
+    at = run_page("app_pages/latency.py", **link)
+    assert not at.exception
+    state = ViewState(**{**link, "hw": tuple(link["hw"]), "target": 20.0})
+    picked = latency.latency(seed_db, state, catalog).runs.run_id.iloc[0]
+    at.multiselect(key="run").set_value([picked]).run()
+    assert not at.exception and len(shown_address(at).get("run", [])) == 1
+    at.selectbox(key="model").set_value("llama-3.1-70b").run()
+    assert not at.exception
+    assert not [i.value for i in at.info if "in the link" in i.value]
+    assert "run" not in shown_address(at) and not at.session_state["run"]
+    stale = shown_address(at)
+    at = run_page("app_pages/latency.py", **{k: v for k, v in stale.items()},
+                  run="0123456789abcdef")
+    assert any("in the link" in i.value for i in at.info)
