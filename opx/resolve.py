@@ -379,9 +379,10 @@ def multiple_at_target(a: Answer, b: Answer, target: float, metric=None) -> Mult
     """A / B of the two figures shown, saying when they mix kinds or are bounds; else why not
     (the baseline's reason first)."""
     t = f"{format_number(target)} tok/s/user"
-    for side in (b, a):
-        if not side.ok:
-            return Multiple(None, side.reason + (f" ({side.fix})" if side.fix else ""))
+    missing = [side.reason + (f" ({side.fix})" if side.fix else "") for side in (b, a)
+               if not side.ok]
+    if missing:                      # each side without a figure says why
+        return Multiple(None, "; ".join(dict.fromkeys(missing)))
     if not b.value:
         return Multiple(None, f"{b.name} is zero at {t}")
     return Multiple(a.value / b.value, a=a.figure(), b=b.figure(),
@@ -389,9 +390,10 @@ def multiple_at_target(a: Answer, b: Answer, target: float, metric=None) -> Mult
 
 
 def multiple_at_peak(a: Peak, b: Peak, a_name: str, b_name: str, metric=None) -> Multiple:
-    for side, name in ((b, b_name), (a, a_name)):
-        if side.value is None:
-            return Multiple(None, side.reason or f"no {name} data")
+    missing = [side.reason or f"no {name} data" for side, name in ((b, b_name), (a, a_name))
+               if side.value is None]
+    if missing:
+        return Multiple(None, "; ".join(dict.fromkeys(missing)))
     if not b.value:
         return Multiple(None, f"{b_name} is zero at peak")
     return Multiple(a.value / b.value, a=a.figure(), b=b.figure(), metric=metric)

@@ -81,6 +81,10 @@ def test_multiples_divide_the_figures_shown():
                                "at-least figures"
     none = resolve.multiple_at_target(a, answer(DATA, 400), 10)
     assert none.value is None and none.reason.startswith("H cannot reach 400")
+    # neither side has a figure: each says why, the baseline first
+    unreached, empty = answer(DATA, 400), answer(None, 100)
+    both = resolve.multiple_at_target(unreached, empty, 100)
+    assert both.reason == (f"{empty.reason} ({empty.fix}); {unreached.reason} ({unreached.fix})")
     peak = resolve.multiple_at_peak(resolve.Peak(2.52e6, "preview"), resolve.Peak(933_333, "derived"),
                                     "A", "B")
     assert peak.value == pytest.approx(2.7, rel=1e-3) and peak.basis == "preview vs derived"
