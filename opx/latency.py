@@ -76,11 +76,18 @@ def latency(db: Path, state: ViewState, catalog: Catalog) -> LatencyView:
         pts = queries.latency_points(con, f, None, max_rows=MAX_POINTS)
         facts = queries.run_facts(con, sorted(set(pts.run_id))) if not pts.empty else pd.DataFrame()
         kv_at = queries.kv_pool_percentiles(con, f)
+        elsewhere = ([p for p in queries.latency_percentiles(con, f) if p != state.pct]
+                     if pts.empty else [])
     notes: list[str] = []
     empty = pd.DataFrame()
     if pts.empty:
+        filtered = bool(state.run_filter_text() or state.source)
+        fix = (f"switch to {' or '.join(pct_label(p) for p in elsewhere)}, at which they do"
+               if elsewhere else "clear a filter" if filtered else
+               "choose other hardware, model or workload (the Data page lists what is stored)")
         notes.append("No run of these hardware, model and workload has latencies with a "
-                     f"concurrency at {pct_label(state.pct)} under these filters.")
+                     f"concurrency at {pct_label(state.pct)}"
+                     + (" under these filters" if filtered else "") + f": {fix}.")
         return LatencyView(state, empty, (), pts, empty, empty, notes, answers=view.summaries)
     pts = pts.copy()
     absent = [catalog.hardware_name(h) for h in state.hw if h not in set(pts.hardware)]

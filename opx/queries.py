@@ -428,6 +428,19 @@ def kv_pool_percentiles(con: duckdb.DuckDBPyConnection, f: Filters) -> list[str]
     return [p for p, hit in zip(PERCENTILES, row or ()) if hit]
 
 
+def latency_percentiles(con: duckdb.DuckDBPyConnection, f: Filters) -> list[str]:
+    """The statistics at which the matching runs report a latency with a concurrency (what the
+    Latency page draws), so a page at another one can point to them."""
+    if not f.hardware:
+        return []
+    stated = ", ".join(f"bool_or(m.ttft_{p}_s IS NOT NULL OR m.tpot_{p}_s IS NOT NULL "
+                       f"OR m.e2e_{p}_s IS NOT NULL)" for p in PERCENTILES)
+    row = con.execute(f"""
+        SELECT {stated} FROM point_metrics m JOIN runs r ON r.id = m.run_id
+        WHERE {RunFilters.WHERE} AND m.concurrency IS NOT NULL""", f.params()).fetchone()
+    return [p for p, hit in zip(PERCENTILES, row or ()) if hit]
+
+
 def points_near_concurrency(con: duckdb.DuckDBPyConnection, f: Filters, conc: float,
                             tolerance: float = 1.25) -> pd.DataFrame:
     """Each run's drawable point nearest a concurrency (within a factor `tolerance`), to mark an

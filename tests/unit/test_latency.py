@@ -225,3 +225,22 @@ def test_a_kv_pool_comparison_at_another_statistic_is_pointed_to(seed_db, catalo
     assert at_p90.kv_pool.empty
     assert "P50" in at_p90.kv_pool_hint and "KV-cache pool" in at_p90.kv_pool_hint
     assert latency(seed_db, ViewState(pct="p50", conc=4800), catalog).kv_pool_hint == ""
+
+
+def test_an_empty_latency_view_says_why_and_the_fix(seed_db, catalog):
+    """No latencies at the statistic: the note points to the statistics that have them; with
+    none, to the filters when set, else to another system."""
+    from models import pct_label
+    from opx import queries, store
+    from opx.explorer import filters_for
+    state = ViewState(model="deepseek-r1", workload="1k1k", hw=("b200",), pct="p99")
+    with store.reading(seed_db) as con:
+        have = queries.latency_percentiles(con, filters_for(state))
+    assert have and "p99" not in have
+    note = latency(seed_db, state, catalog).notes[0]
+    assert note.endswith(f"switch to {' or '.join(pct_label(p) for p in have)}, at which they do.")
+    filtered = state.model_copy(update={"pct": have[0], "framework": ("no-such-framework",)})
+    assert latency(seed_db, filtered, catalog).notes[0].endswith(
+        "under these filters: clear a filter.")
+    nothing = ViewState(model="qwen3-32b", workload="8k1k", hw=("vr-nvl72",), pct="mean")
+    assert "choose other hardware" in latency(seed_db, nothing, catalog).notes[0]
