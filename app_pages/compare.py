@@ -39,11 +39,12 @@ try:
     gone = bool(state.ra and state.rb and not comparing_runs)
     if gone:             # dropped from the link, said once: the hardware is compared from now on
         state = urlstate.without(state, "ra", "rb")
-    state = urlstate.write_url(state)
-    view = data.explorer_view(compare_state(state))
-except OpxError as exc:
+except OpxError as exc:              # a database that cannot be read: the address stays the page's
+    urlstate.write_url(state)
     st.error(escape_md(f"error: {exc}"))
     st.stop()
+state = urlstate.write_url(state)
+view = widgets.or_stop(data.explorer_view, compare_state(state))
 with widgets.in_place():
     if gone:
         st.warning("A run in the link no longer exists; comparing the hardware instead.")

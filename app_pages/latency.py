@@ -5,6 +5,7 @@ import streamlit as st
 from models.vocab import pct_label
 from models.view import format_number, widget_range
 from opx import latency
+from opx.errors import OpxError
 from opx.charts import LatencyPanels
 from ui import data, share, urlstate, widgets
 from ui.text import escape_md
@@ -23,17 +24,26 @@ with st.sidebar:
     widgets.run_filters()
 
 state = urlstate.state_from_widgets()
-view = widgets.or_stop(data.latency_view, state)
-if state.run and not urlstate.just_arrived() and \
-        (own := latency.own_runs(state.run, view.runs)) != state.run:
-    # runs picked before the hardware, model or workload changed go with that change, in its
-    # history entry and without a notice (a link's that do not belong are noticed on arrival)
-    st.session_state["run"] = list(own)
-    state = state.model_copy(update={"run": own})
-    view = widgets.or_stop(data.latency_view, state)
+try:
+    view = data.latency_view(state)
+    # The picks are runs of the view, at most a dozen, settled before the one address write: a
+    # link's others are said once on its arrival; picks of an earlier view (another hardware,
+    # model, workload, statistic or filter, here or on another page) go quietly with the change.
+    dropped = (latency.dropped_runs_notes(state.run, view.runs, state.pct)
+               if urlstate.arrived_by_link() else [])
+    if (own := latency.own_runs(state.run, view.runs)) != state.run:
+        state = state.model_copy(update={"run": own})
+        view = data.latency_view(state)
+except OpxError as exc:              # a database that cannot be read: the address stays the page's
+    urlstate.write_url(state)
+    st.error(escape_md(f"error: {exc}"))
+    st.stop()
 state = urlstate.write_url(state)
+st.session_state["run"] = list(state.run)
 
 with widgets.in_place():             # answers and notes come and go with the view
+    for note in dropped:
+        st.warning(escape_md(note))
     if view.answers:
         # the figure every page shows at the target, and the point behind it drawn below
         st.subheader(escape_md(f"At {format_number(state.target)} tok/s/user "
@@ -45,15 +55,11 @@ with widgets.in_place():             # answers and notes come and go with the vi
 if not view.runs.empty:
     # Every run with latencies can be picked; the picks are the link's `run`.
     options = dict(zip(view.runs.run_id, view.runs.description))
-    ss = st.session_state
-    ss["run"] = [r for r in ss.get("run", state.run) if r in options][:latency.MAX_RUNS]
     st.multiselect(
         f"Runs shown ({len(options)} with latencies; empty = each hardware's best configuration)",
         list(options), format_func=options.get, key="run", max_selections=latency.MAX_RUNS,
         placeholder="Pick runs to compare")
-    with widgets.in_place():         # the address again when picks were dropped, the captions
-        if tuple(ss["run"]) != state.run:
-            state = urlstate.write_url(state.model_copy(update={"run": tuple(ss["run"])}))
+    with widgets.in_place():         # the caption comes and goes with the picks
         if not view.picked:
             st.caption(escape_md(
                 "Shown: per hardware, the run(s) behind its figure at "

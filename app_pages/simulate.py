@@ -39,7 +39,7 @@ with st.sidebar:
                                                                              "workload")))
     names = dict(zip(runs.run_id, runs.option))
     asked = list(dict.fromkeys(st.session_state.get(f"{PREFIX}anchor") or ()))
-    if not urlstate.seeded_from_link(PREFIX) and any(i not in names for i in asked):
+    if not urlstate.arrived_by_link() and any(i not in names for i in asked):
         # another system than the anchors' (picked here, or the session's model or workload
         # changed on another page): its own runs, as the Explorer anchors it
         view = urlstate.session_view().model_copy(update={

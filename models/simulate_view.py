@@ -11,7 +11,10 @@ from models.view import (TARGET_MAX, TARGET_MIN, SlugResolver, _choice, _getter,
 
 KV_TIERS = ("none", "pool")
 SIM_PERCENTILES = ("p50", "p90")      # the statistics the simulator gives
-STATED = ("hw", "model", "workload", "pct", "target")    # in every address, even at defaults
+# in every address, even at their defaults (as models.view.ALWAYS_SHOWN for the other pages): Back
+# to a Simulate entry decides them. Not the statistic: the page falls back to P50 where the
+# session's (mean, P99) is not one it gives, and Back must not make that the session's.
+ALWAYS_SHOWN = ("hw", "model", "workload", "target")
 PRECISIONS = ("auto", "fp4", "fp8", "bf16")
 FRAMEWORKS = ("pooled", "trtllm", "sglang", "vllm")
 
@@ -40,13 +43,12 @@ class SimulateState(BaseModel):
     target: float = Field(default=387.0, **ranged(TARGET_MIN, TARGET_MAX))
 
     def to_query(self) -> dict[str, list[str]]:
-        """The page's address: the system and the question always (as every page states its
-        view: Back to it decides them), the knobs where they differ from their default."""
+        """The page's address: ALWAYS_SHOWN, and the rest where it differs from its default."""
         default = SimulateState()
         out: dict[str, list[str]] = {}
         for name in SIM_FIELDS:
             value = getattr(self, name)
-            if value is None or (value == getattr(default, name) and name not in STATED):
+            if value is None or (value == getattr(default, name) and name not in ALWAYS_SHOWN):
                 continue
             out[name] = (list(value) if isinstance(value, tuple) else
                          [format_number(value) if isinstance(value, float) else str(value)])

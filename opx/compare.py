@@ -107,11 +107,7 @@ def side_from_run(con, run_id: str, state: ViewState, catalog: Catalog) -> Side 
     if run is None:
         return None
     base = metrics.y_metric(state.y).base or state.y
-    # interactivity at the statistic is 1 / its TPOT (the run's points carry every statistic's
-    # TPOT, the mean's included)
-    tpot = points[f"tpot_{state.pct}_s"].to_numpy(dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        x = np.where(tpot > 0, 1.0 / tpot, np.nan)
+    x = points[f"interactivity_{state.pct}"].to_numpy(dtype=float)
     y = points[f"throughput_{base}_per_gpu"].to_numpy(dtype=float)
     ok = np.isfinite(x) & np.isfinite(y)
     x, y = x[ok], y[ok]

@@ -49,9 +49,25 @@ class LatencyView:
 
 
 def own_runs(picked, runs: pd.DataFrame) -> tuple[str, ...]:
-    """The picked run ids that are among `runs` (a view's runs), in the order picked."""
+    """The picked run ids that are among `runs` (a view's runs), in the order picked, at most
+    MAX_RUNS (a legend a reader can follow)."""
     ids = set(runs.get("run_id", ()))
-    return tuple(r for r in picked if r in ids)
+    return tuple(r for r in picked if r in ids)[:MAX_RUNS]
+
+
+def dropped_runs_notes(asked, runs: pd.DataFrame, pct: str) -> list[str]:
+    """What a link's picks (`run`) lose against the view's runs: runs not of it, picks beyond
+    MAX_RUNS; said once, when the link is opened."""
+    ids = set(runs.get("run_id", ()))
+    own = [r for r in asked if r in ids]
+    notes = []
+    if len(asked) > len(own):
+        notes.append(f"{len(asked) - len(own)} run(s) in the link are not runs of these "
+                     f"hardware, model and workload with latencies at {pct_label(pct)}; they "
+                     "are left out.")
+    if len(own) > MAX_RUNS:
+        notes.append(f"{len(own)} runs picked: the first {MAX_RUNS} are drawn.")
+    return notes
 
 
 def behind_answers(view: ExplorerView) -> dict[str, str]:
@@ -115,14 +131,8 @@ def latency(db: Path, state: ViewState, catalog: Catalog) -> LatencyView:
                      "the table above); the run with the most points is drawn instead.")
 
     picked = list(own_runs(state.run, runs))
-    unknown = len(state.run) - len(picked)
-    if unknown:
-        notes.append(f"{unknown} run(s) in the link are not runs of these hardware, model and "
-                     f"workload with latencies at {pct_label(state.pct)}; they are left out.")
     if picked:
         shown = picked[:MAX_RUNS]
-        if len(picked) > MAX_RUNS:
-            notes.append(f"{len(picked)} runs picked: the first {MAX_RUNS} are drawn.")
     else:
         shown = list(runs.run_id[runs.why != ""])[:MAX_RUNS]
     runs["shown"] = runs.run_id.isin(shown)

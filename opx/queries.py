@@ -237,7 +237,8 @@ def run_facts(con: duckdb.DuckDBPyConnection, ids: list[str]) -> pd.DataFrame:
 
 
 def run_detail(con: duckdb.DuckDBPyConnection, run_id: str) -> tuple[dict | None, pd.DataFrame]:
-    """One run's fields and its points (canonical names), or (None, empty) when there is none."""
+    """One run's fields and its points (canonical names, with the interactivity at every
+    statistic), or (None, empty) when there is none."""
     from opx.ingest.opx_csv import POINT_COLUMNS
     cur = con.execute("SELECT * EXCLUDE (ingested_at) FROM runs WHERE id = ?", [run_id])
     row = cur.fetchone()
@@ -245,8 +246,8 @@ def run_detail(con: duckdb.DuckDBPyConnection, run_id: str) -> tuple[dict | None
         return None, pd.DataFrame()
     run = dict(zip([d[0] for d in cur.description], row))
     cols = ", ".join(POINT_COLUMNS)
-    points = con.execute(f"SELECT seq, {cols}, source FROM point_metrics WHERE run_id = ? "
-                         "ORDER BY seq", [run_id]).df()
+    points = con.execute(f"SELECT seq, {cols}, interactivity_mean, source FROM point_metrics "
+                         "WHERE run_id = ? ORDER BY seq", [run_id]).df()
     return run, points
 
 

@@ -31,7 +31,7 @@ _STATE = "_opx_state"        # the ViewState the widgets were last seeded from o
 _PAGE = "_opx_page"          # the page running now
 _LAST = "_opx_last"          # (page, canonical address) this session last wrote
 _NOTICES = "_opx_notices"
-_ARRIVED = "_opx_arrived"    # this run seeded the widgets (an arrival), not a change made here
+_ARRIVED = "_opx_arrived"    # how this run entered the page: "link", "session" or None (a change made here)
 _SAVED = "_opx_saved_view"   # (slug, title, query of the saved state) while it is shown
 _REPLACE = "_opx_replace"    # (page, address) this run entered on: its history entry is replaced
 _REPLACED = "_opx_replaced"  # (page, address) whose entry was replaced (its reruns may still send it)
@@ -52,10 +52,10 @@ def seed_from_url(resolver: SlugResolver, page: str) -> list[str]:
     ss[_PAGE] = page
     url = _current_query()
     bare = not any(k in QUERY_FIELDS or k == TOO_LONG_PARAM for k in url)
-    ss[_ARRIVED] = False
+    ss[_ARRIVED] = None
     if _STATE in ss and (page, _canonical(url)) in (ss.get(_LAST), ss.get(_REPLACED)):
         return []
-    ss[_ARRIVED] = True
+    ss[_ARRIVED] = "session" if bare else "link"
     ss[_REPLACED] = None
     ss[_REPLACE] = (page, _canonical(url))
     stored = ss.get(_QUERY)
@@ -74,10 +74,10 @@ def seed_from_url(resolver: SlugResolver, page: str) -> list[str]:
     return notices
 
 
-def just_arrived() -> bool:
-    """Whether this run opened the page (a link, Back or Forward, the sidebar), rather than
-    running on a change the user made on it."""
-    return bool(st.session_state.get(_ARRIVED))
+def arrived_by_link() -> bool:
+    """Whether this run opened the page on an address that states its view (a link, a reload,
+    Back or Forward), rather than on the session's view (the sidebar) or a change made here."""
+    return st.session_state.get(_ARRIVED) == "link"
 
 
 def leave_view(page: str) -> None:
@@ -166,11 +166,13 @@ def write_url(state: ViewState) -> ViewState:
 def _show_address(query: dict[str, list[str]]) -> None:
     """Put `query` in the address bar.
 
-    Streamlit's sidebar navigation opens a page on a bare address and pushes a history entry for
-    it; setting the query then pushes a second one, so Back would stop on the bare copy of the same
-    page. On a bare arrival the bare entry is therefore replaced in place (the browser's own
-    `history.replaceState`); the next run's request carries the address the browser shows. Every
-    other change goes through `st.query_params`, one history entry per change of view."""
+    A page arrives on an address that has its history entry already: the sidebar's bare one, a
+    link, or Back and Forward's. Setting the query would push a second entry (Streamlit pushes one
+    unless it is handling a history navigation), so Back would stop on the same view, showing a
+    link's notices again. On every arrival the entry is therefore replaced in place (the
+    browser's own `history.replaceState`); Streamlit's front end does not see that and keeps
+    sending the arrival's address with later reruns, which `_REPLACED` recognises until the next
+    change goes through `st.query_params`, one history entry per change of view."""
     ss = st.session_state
     slot = in_place()         # one element in every run: the elements after it keep theirs
     arrival = ss.pop(_REPLACE, None)
@@ -206,16 +208,17 @@ def keep_baseline_valid() -> None:
 def seed_page_from_url(model_cls, resolver: SlugResolver, prefix: str, start=None) -> list[str]:
     """Seed `<prefix><field>` widget keys when the page was entered or its address changed from
     outside. Fields it shares with the view state (model, workload, statistic, target) follow the
-    session's view; `start(view)`, when given, gives the whole state a page opens on when its
-    address says nothing and the session has not been on it yet."""
+    session's view, except those an address states, which become the session's (`_seeded_key`);
+    `start(view)`, when given, gives the whole state a page opens on when its address says
+    nothing and the session has not been on it yet."""
     ss = st.session_state
     ss[_PAGE] = prefix
     url = _current_query()
     bare = not any(k in model_cls.model_fields or k == TOO_LONG_PARAM for k in url)
-    ss[_link_key(prefix)] = False
+    ss[_ARRIVED] = None
     if (prefix, _canonical(url)) in (ss.get(_LAST), ss.get(_REPLACED)):
         return []
-    ss[_link_key(prefix)] = not bare
+    ss[_ARRIVED] = "session" if bare else "link"
     ss[_REPLACED] = None
     ss[_REPLACE] = (prefix, _canonical(url))
     view = session_view()
@@ -241,24 +244,15 @@ def seed_page_from_url(model_cls, resolver: SlugResolver, prefix: str, start=Non
     return notices
 
 
-def _link_key(prefix: str) -> str:
-    return f"{_LAST}_link_{prefix}"
-
-
-def seeded_from_link(prefix: str) -> bool:
-    """Whether this run seeded the page's widgets from an address that states them (a link,
-    a reload, Back or Forward), rather than from the page's memory and the session's view."""
-    return bool(st.session_state.get(_link_key(prefix)))
-
-
 def session_view() -> ViewState:
     """The session's view state (what every page opens on)."""
     return ViewState.from_query(st.session_state.get(_QUERY) or {})[0]
 
 
 def _seeded_key(prefix: str) -> str:
-    """Where a page keeps the shared values it opened on: only a value the user changes there
-    becomes the session's (opening Simulate at P50 leaves a session's mean alone)."""
+    """Where a page keeps the shared values it opened on without deciding them: such a value
+    becomes the session's only when the user changes it there (opening Simulate at P50 leaves a
+    session's mean alone); one its address states is left out, so it becomes the session's."""
     return f"{_LAST}_seeded_{prefix}"
 
 
@@ -283,7 +277,8 @@ def write_page_url(state, prefix: str) -> None:
     _show_address(query)
     ss[_LAST] = (prefix, _canonical(query))
     ss[_page_query_key(prefix)] = query
-    # The model and workload chosen here become the session's.
+    # The shared values chosen here, or stated by the address the page opened on, become the
+    # session's.
     view = session_view()
     seeded = ss.get(_seeded_key(prefix), {})
     update = {n: getattr(state, n) for n in _common(type(state))

@@ -112,7 +112,7 @@ class SimResult:
                                                     for k in ("total", "output", "input"))},
             "ttft_p50_s": ("TTFT P50 (s)", 1, 3), "tpot_p50_s": ("TPOT P50 (ms)", ms, 2),
             "ttft_p90_s": ("TTFT P90 (s)", 1, 3), "tpot_p90_s": ("TPOT P90 (ms)", ms, 2),
-            "e2e_p50_s": ("End to end P50 (s)", 1, 2),
+            "e2e_p50_s": ("E2E P50 (s)", 1, 2),
             "t_mem_s": ("Step: memory (ms)", ms, 3), "t_compute_s": ("Step: compute (ms)", ms, 3),
             "t_comm_s": ("Step: communication (ms)", ms, 3),
             "t_overhead_s": ("Step: overhead (ms)", ms, 3),

@@ -155,3 +155,21 @@ def test_back_to_a_simulate_address_decides_its_model(at):
     assert not at.exception and at.session_state["sim_model"] == "deepseek-v4.1-flash"
     go(at, "app_pages/explorer.py")
     assert at.session_state["model"] == "deepseek-v4.1-flash"
+
+
+def test_back_to_simulate_leaves_a_statistic_it_cannot_take_to_the_session(at):
+    """At the mean the session's statistic is not one Simulate gives: the page falls back to
+    P50 without writing it, so Back to that entry leaves the session at the mean."""
+    from tests.app.address import shown_address
+    go(at, "app_pages/explorer.py")
+    at.radio(key="pct").set_value("mean").run()
+    go(at, "app_pages/simulate.py")
+    entry = shown_address(at)
+    assert at.session_state["sim_pct"] == "p50" and "pct" not in entry
+    for key in list(at.query_params):                   # Back to that entry
+        del at.query_params[key]
+    for key, values in entry.items():
+        at.query_params[key] = values
+    at.run()
+    go(at, "app_pages/explorer.py")
+    assert at.session_state["pct"] == "mean"

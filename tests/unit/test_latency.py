@@ -10,7 +10,8 @@ from models import ViewState
 from opx.charts import LATENCY_PAD, hardware_color, latency_chart
 from opx.importer import import_files
 from opx.ingest.core import IngestOptions
-from opx.latency import MAX_RUNS, kv_pool_table, latency, operating_table, runs_table
+from opx.latency import (MAX_RUNS, dropped_runs_notes, kv_pool_table, latency,
+                         operating_table, own_runs, runs_table)
 
 HEADER = ("hardware,model,workload,framework,precision,gpus_total,tp,provenance,date,concurrency,"
           "interactivity_p50,throughput_total_per_gpu,ttft_p50_s,meta\n")
@@ -120,7 +121,9 @@ def test_picked_runs_and_the_operating_point_follow_the_runs_shown(db, catalog):
     view = latency(db, state(target=150, conc=20, run=(a, "0123456789abcdef")), catalog)
     assert view.shown == (a,) and list(view.operating.run) == ["B200 (HGX)"]
     assert view.operating.concurrency.iloc[0] == 16 and not view.operating.exact.iloc[0]
-    assert any("1 run(s) in the link" in n for n in view.notes)
+    asked = (a, "0123456789abcdef")
+    assert any("1 run(s) in the link" in n for n in dropped_runs_notes(asked, view.runs, "p50"))
+    assert own_runs(asked, view.runs) == (a,)
     table = operating_table(view.operating, "p50", 20)
     assert table["Concurrency"].iloc[0] == "16 (nearest to 20)"
     assert table["Interactivity P50 (tok/s/user)"].iloc[0] == "120"
@@ -207,7 +210,9 @@ def test_many_runs_draw_at_most_a_dozen(db, tmp_path, catalog):
     many = tuple(view.runs.run_id[view.runs.hardware == "b200"])
     view = latency(db, state(run=many), catalog)
     assert len(view.shown) == MAX_RUNS and view.points.run_id.nunique() == MAX_RUNS
-    assert any(f"the first {MAX_RUNS} are drawn" in n for n in view.notes)
+    assert dropped_runs_notes(many, view.runs, "p50") == [
+        f"{len(many)} runs picked: the first {MAX_RUNS} are drawn."]
+    assert own_runs(many, view.runs) == many[:MAX_RUNS]
     names = view.points.drop_duplicates("run_id").run_name
     assert names.is_unique and all(len(n) < 60 for n in names)
 

@@ -188,10 +188,11 @@ def test_a_peak_multiple_without_a_side_says_why_and_the_fix(full_db, catalog):
             if m is None or m.value is not None:
                 continue
             # each side without a peak says why, the baseline first
-            empty = [x for x in dict.fromkeys((summaries[view.baseline], s))
-                     if x.peak_figure.value is None]
-            assert m.reason == "; ".join(dict.fromkeys(
-                x.answer.reason + (f" ({x.answer.fix})" if x.answer.fix else "") for x in empty))
+            for x in (summaries[view.baseline], s):
+                if x.peak_figure.value is None:
+                    assert x.answer.reason in m.reason and x.name in m.reason
+            if summaries[view.baseline].peak_figure.value is None:
+                assert m.reason.startswith(summaries[view.baseline].answer.reason)
             assert "data" != m.reason.split()[-1] and "switch to" in m.reason
             seen += 1
     assert seen, "no statistic left a system without a peak: the case is not exercised"
