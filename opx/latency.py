@@ -96,8 +96,8 @@ def latency(db: Path, state: ViewState, catalog: Catalog) -> LatencyView:
                      if pts.empty else [])
     notes: list[str] = []
     empty = pd.DataFrame()
+    filtered = bool(state.run_filter_text() or state.source)
     if pts.empty:
-        filtered = bool(state.run_filter_text() or state.source)
         fix = (f"switch to {' or '.join(pct_label(p) for p in elsewhere)}, at which they do"
                if elsewhere else "clear a filter" if filtered else
                "choose other hardware, model or workload (the Data page lists what is stored)")
@@ -109,7 +109,7 @@ def latency(db: Path, state: ViewState, catalog: Catalog) -> LatencyView:
     absent = [catalog.hardware_name(h) for h in state.hw if h not in set(pts.hardware)]
     if absent:
         notes.append(f"{', '.join(absent)}: no run reports latencies with a concurrency at "
-                     f"{pct_label(state.pct)} under these filters.")
+                     f"{pct_label(state.pct)}" + (" under these filters." if filtered else "."))
     pts["hardware_name"] = [catalog.hardware_name(h) for h in pts.hardware]
     pts["simulated"] = pts.provenance.eq("simulated")
     behind = behind_answers(view)

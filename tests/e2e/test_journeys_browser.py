@@ -141,3 +141,28 @@ def test_one_back_leaves_a_link_and_data_keeps_the_view(server, page):
     assert_shared(page, SEED)
     assert metric_values(page)[:2] == ["58×", "2.7×"]
     assert_no_error(page)
+
+
+def test_a_change_after_back_is_kept(server, page):
+    """Back to an earlier view in the same session, then a change: the change is the address's
+    and the widget's (the replaced arrival entry does not seed the page again)."""
+    page.goto(server + "/?model=deepseek-r1&workload=1k1k&hw=b200&hw=h200&pct=mean&target=50")
+    wait_for_app(page, timeout=60_000)
+    typed = page.get_by_label("Typed target (tok/s/user)")
+    typed.fill("80")
+    typed.press("Enter")
+    wait_for_app(page)
+    expect(page).to_have_url(re.compile(r"target=80"), timeout=15_000)
+    page.go_back()
+    expect(page).to_have_url(re.compile(r"target=50"), timeout=30_000)
+    wait_for_app(page, timeout=60_000)
+    expect(typed).to_have_value(re.compile(r"^50"))
+    typed.fill("120")
+    typed.press("Enter")
+    wait_for_app(page)
+    expect(page).to_have_url(re.compile(r"target=120"), timeout=15_000)
+    page.wait_for_timeout(1000)
+    wait_for_app(page)
+    expect(typed).to_have_value(re.compile(r"^120"))
+    assert_shared(page, {"model": ["deepseek-r1"], "pct": ["mean"], "target": ["120"]})
+    assert_no_error(page)
