@@ -32,6 +32,15 @@ def click_sidebar(page, name: str) -> None:
     wait_for_app(page, timeout=60_000)
 
 
+def type_target(page, value: str):
+    """Type a target in the page's box and wait for its run; returns the box."""
+    typed = page.get_by_label("Typed target (tok/s/user)")
+    typed.fill(value)
+    typed.press("Enter")
+    wait_for_app(page)
+    return typed
+
+
 def metric_values(page) -> list[str]:
     expect(page.get_by_test_id("stMetricValue").first).to_be_visible(timeout=30_000)
     return [m.inner_text().strip() for m in page.get_by_test_id("stMetricValue").all()]
@@ -68,10 +77,7 @@ def test_the_seed_view_survives_the_sidebar_in_two_orders(server, page):
 def test_a_target_and_percentile_set_on_one_page_are_read_on_the_next(server, page):
     page.goto(server + "/")
     wait_for_app(page, timeout=60_000)
-    typed = page.get_by_label("Typed target (tok/s/user)")
-    typed.fill("200")
-    typed.press("Enter")
-    wait_for_app(page)
+    type_target(page, "200")
     page.locator("[data-testid='stSidebar'] label").filter(has_text=re.compile("^P50$")).click()
     wait_for_app(page)
     expect(page).to_have_url(re.compile(r"target=200"), timeout=15_000)
@@ -148,18 +154,13 @@ def test_a_change_after_back_is_kept(server, page):
     and the widget's (the replaced arrival entry does not seed the page again)."""
     page.goto(server + "/?model=deepseek-r1&workload=1k1k&hw=b200&hw=h200&pct=mean&target=50")
     wait_for_app(page, timeout=60_000)
-    typed = page.get_by_label("Typed target (tok/s/user)")
-    typed.fill("80")
-    typed.press("Enter")
-    wait_for_app(page)
+    typed = type_target(page, "80")
     expect(page).to_have_url(re.compile(r"target=80"), timeout=15_000)
     page.go_back()
     expect(page).to_have_url(re.compile(r"target=50"), timeout=30_000)
     wait_for_app(page, timeout=60_000)
     expect(typed).to_have_value(re.compile(r"^50"))
-    typed.fill("120")
-    typed.press("Enter")
-    wait_for_app(page)
+    type_target(page, "120")
     expect(page).to_have_url(re.compile(r"target=120"), timeout=15_000)
     page.wait_for_timeout(1000)
     wait_for_app(page)
