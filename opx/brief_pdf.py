@@ -78,7 +78,10 @@ def _short(text: str, chars: int) -> str:
 
 
 def _more(shown: list, total: int) -> str:
-    return f"and {total - len(shown):,} more" if total > len(shown) else ""
+    if total <= len(shown):
+        return ""
+    return (f"and {total - len(shown):,} more" if shown
+            else f"{total:,} not shown for want of room: see the HTML brief")
 
 
 class _Page:
@@ -199,6 +202,12 @@ class _Page:
         self.font(6.8, "", INK)
         for k, item in enumerate(shown):
             h = self.height(RIGHT_W - 3, 2.95, item)
+            if y + h > BOTTOM - 3.2 and k == 0 and not whole and y + 2.95 <= BOTTOM - 3.2:
+                # no room for the first item whole: it is cut to one line rather than left out
+                item = next((c for n in range(len(item), 8, -4)
+                             if self.height(RIGHT_W - 3, 2.95, c := _short(item, n)) <= 2.95),
+                            item)
+                h = self.height(RIGHT_W - 3, 2.95, item)
             if y + h > BOTTOM - 3.2:
                 self.overflow = True
                 shown = shown[:k]

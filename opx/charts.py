@@ -783,11 +783,12 @@ NARROW_PX, NARROW_CHARS, NARROW_TITLE_CHARS = 600, 58, 40
 
 def wrap_line(text: str, width: int = SUBTITLE_CHARS,
               max_lines: int = MAX_WRAPPED_LINES) -> list[str]:
-    """`text` in lines of at most `width` characters, broken at spaces or, inside a link, after
-    `?` and `&`; past `max_lines` the last line ends with `…`."""
+    """`text` in lines of at most `width` characters, broken at spaces (never before a unit sign:
+    `75 %` stays whole) or, inside a link, after `?` and `&`; past `max_lines` the last line ends
+    with `…`."""
     lines: list[str] = []
     line = ""
-    for token in re.split(r"(?<=[ ?&])", text):
+    for token in re.split(r"(?<=[ ?&])(?!%)", text):
         while len(token) > width:                    # a word longer than a line
             if line:
                 lines.append(line.rstrip())

@@ -94,6 +94,16 @@ def test_a_brief_too_long_for_a_page_is_cut_and_stays_one_page(seed_brief):
     assert "more" in text and "System 0" in text
 
 
+def test_the_pdf_never_says_and_n_more_under_a_heading_with_nothing_above(seed_db, catalog):
+    """A list with no room for its first item says so and where it is, not "and N more"."""
+    brief = briefs.build(parse_link(COMPARE), seed_db, catalog, as_of=DAY)
+    _, text = _pdf(brief_pdf.render(brief))
+    notes = text[text.rindex("Notes"):]
+    assert not re.match(r"Notes\s+and \d+ more", notes), notes[:200]
+    assert brief_pdf._more([], 4) == "4 not shown for want of room: see the HTML brief"
+    assert brief_pdf._more(["a"], 4) == "and 3 more" and brief_pdf._more(["a"], 1) == ""
+
+
 def test_the_same_link_on_the_same_data_gives_the_same_brief(seed_db, catalog):
     for link in (SEED, COMPARE, PLANNER):
         one = briefs.build(parse_link(link), seed_db, catalog, as_of=DAY)

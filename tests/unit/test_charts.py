@@ -221,6 +221,14 @@ def test_wrapped_links_break_after_ampersands():
     assert charts.wrap_line("a " * 500, width=50, max_lines=3)[-1].endswith("…")
 
 
+def test_a_wrapped_line_never_starts_with_a_unit_sign():
+    text = "misses their points by " + "; ".join(f"model-{i} {i * 7} %" for i in range(30))
+    for width in range(30, 120, 3):
+        lines = charts.wrap_line(text, width=width, max_lines=99)
+        assert not any(line.startswith("%") for line in lines), (width, lines)
+        assert " ".join(lines).split() == text.split()
+
+
 def test_context_lines_carry_an_absolute_link(seed_db, catalog, monkeypatch):
     view = explore(seed_db, ViewState(), catalog)
     monkeypatch.delenv("OPX_BASE_URL", raising=False)
