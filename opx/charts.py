@@ -819,9 +819,14 @@ def context_lines(view: ExplorerView, link: str = "", as_of: dt.date | None = No
         lines.append(f"Source: {metrics.cut_text(source, MAX_SOURCE_CHARS)}")
     if len(sources) > 4:
         lines.append(f"… and {len(sources) - 4} more sources (see the data export)")
-    lines.append(f"opx, {(as_of or dt.date.today()).isoformat()}"
-                 + (f" · {absolute_link(link)}" if link else ""))
+    lines.append(stamp_line(link, as_of))
     return [part for line in lines for part in wrap_line(line)]
+
+
+def stamp_line(link: str = "", as_of: dt.date | None = None) -> str:
+    """The last line under an exported chart's title: opx, the date and the full link."""
+    return (f"opx, {(as_of or dt.date.today()).isoformat()}"
+            + (f" · {absolute_link(link)}" if link else ""))
 
 
 def _provenance_summary(view: ExplorerView) -> str:
@@ -1165,12 +1170,14 @@ def latency_panels(points: pd.DataFrame, pct: str, conc: float | None, catalog: 
 
 
 def latency_chart(points: pd.DataFrame, pct: str, conc: float | None,
-                  catalog: Catalog) -> alt.VConcatChart:
+                  catalog: Catalog, context: list[str] | None = None) -> alt.VConcatChart:
     """The Latency chart as one figure (exports): the panels stacked, one legend under them, and
-    the title saying which panels are left out, so an exported chart explains itself."""
+    under the title `context` (what the view is, where it comes from) and which panels are left
+    out, so an exported chart explains itself."""
     parts = latency_panels(points, pct, conc, catalog)
+    subtitle = [*(context or []), *parts.missing]
     title = alt.TitleParams(text=parts.title, anchor="start", font=FONT, fontSize=15,
-                            subtitle=parts.missing or alt.Undefined, subtitleFont=FONT, offset=14)
+                            subtitle=subtitle or alt.Undefined, subtitleFont=FONT, offset=14)
     if not parts.panels:
         return _styled(alt.vconcat(alt.Chart(pd.DataFrame({"text": [LatencyPanels.EMPTY]}))
                                    .mark_text(font=FONT).encode(text=alt.Text("text:N"))

@@ -239,7 +239,7 @@ def latency_export(link: Link, db: Path, catalog: Catalog, link_text: str):
     """/latency as files: the JSON (each hardware's figure at the target and the runs drawn),
     the drawn points as a table, and the page's chart."""
     from opx import latency
-    from opx.charts import latency_chart
+    from opx.charts import latency_chart, stamp_line, wrap_line
     view = latency.latency(db, link.state, catalog)
     state = view.state
     payload = {**_header_json(link, state, link_text, view.notes),
@@ -252,7 +252,13 @@ def latency_export(link: Link, db: Path, catalog: Catalog, link_text: str):
     frame = view.points[cols].rename(columns={
         "interactivity": metrics.interactivity(state.pct).column,
         "tput": "throughput_total_per_gpu"}) if cols else pd.DataFrame(columns=list(LATENCY_COLUMNS))
-    return payload, frame, lambda: latency_chart(view.points, state.pct, state.conc, catalog)
+    runs = ("the runs picked" if view.picked else
+            "per hardware, the run(s) behind its figure at the target")
+    context = [*wrap_line(f"{catalog.model_name(state.model)}, {catalog.workload_name(state.workload)}"
+                          f"; {runs} ({format_number(state.target)} tok/s/user, "
+                          f"{pct_label(state.pct)})."), *wrap_line(stamp_line(link_text))]
+    return payload, frame, lambda: latency_chart(view.points, state.pct, state.conc, catalog,
+                                                 context)
 
 
 def simulate_export(link: Link, db: Path, catalog: Catalog, link_text: str):

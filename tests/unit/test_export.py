@@ -54,6 +54,14 @@ def test_the_chart_carries_its_context(seed_db, catalog):
     assert "opx, 20" in subtitle                       # the date
 
 
+def test_the_latency_chart_says_what_it_shows(seed_db, catalog):
+    link = "/latency?model=deepseek-r1&workload=1k1k&hw=b200&pct=mean"
+    spec = json.loads(views.render_link(parse_link(link), "vl.json", seed_db, catalog))
+    subtitle = "".join(spec["title"]["subtitle"])
+    assert f"{catalog.model_name('deepseek-r1')}, {catalog.workload_name('1k1k')}" in subtitle
+    assert "opx, 20" in subtitle and "/latency?model=deepseek-r1&workload=1k1k" in subtitle
+
+
 def test_compare_json_holds_both_sides_and_both_multiples(seed_db, catalog):
     data = json.loads(views.render_link(parse_link("/compare"), "json", seed_db, catalog))
     for side, hw in (("a", "vr-nvl72"), ("b", "gb300-nvl72")):
