@@ -105,9 +105,26 @@ def _html_page() -> tuple[str, str]:
 
 
 def chart_html(spec: dict) -> bytes:
-    """The chart as a standalone, offline HTML page (Vega, Vega-Lite and vega-embed inlined)."""
+    """The chart as a standalone, offline HTML page (Vega, Vega-Lite and vega-embed inlined),
+    named in the browser's tab by the chart's title (vl-convert's page says "Chart")."""
     head, tail = _html_page()
+    text = _title_of(spec)
+    if text:
+        head = head.replace("<title>Chart</title>", f"<title>{html_text(text)}</title>", 1)
     return (head + script_json(spec) + tail).encode()
+
+
+def _title_of(spec: dict) -> str:
+    """A spec's title as one line: its own, else its first part's (a stack of charts)."""
+    title = spec.get("title")
+    text = title.get("text") if isinstance(title, dict) else title
+    if text:
+        return " ".join(text) if isinstance(text, list) else str(text)
+    for key in ("vconcat", "hconcat", "concat", "layer"):
+        for part in spec.get(key, ()):
+            if isinstance(part, dict) and (found := _title_of(part)):
+                return found
+    return ""
 
 
 _SVG_ACTIVE = {"script", "foreignObject", "iframe", "object", "embed", "a", "use", "animate",

@@ -29,6 +29,16 @@ def test_every_format_writes_a_real_file(seed_db, catalog, fmt, link):
     assert SIGNATURES[fmt](data), data[:80]
 
 
+def test_the_html_page_is_named_by_its_chart(seed_db, catalog):
+    html = views.render_link(parse_link("/compare"), "html", seed_db, catalog).decode()
+    spec = json.loads(views.render_link(parse_link("/compare"), "vl.json", seed_db, catalog))
+    title = export._title_of(spec)             # a stack of charts: its first chart's title
+    assert title.startswith("Total throughput per GPU vs interactivity")
+    assert f"<title>{export.html_text(title)}</title>" in html and "<title>Chart</title>" not in html
+    hostile = export.chart_html({"title": "</title><script>x</script>", "mark": "point"}).decode()
+    assert "<title>&lt;/title&gt;&lt;script&gt;x&lt;/script&gt;</title>" in hostile
+
+
 def test_html_is_offline_and_holds_the_spec(seed_db, catalog):
     html = views.render_link(parse_link("/"), "html", seed_db, catalog).decode()
     assert "Total throughput per GPU vs interactivity" in html
