@@ -18,7 +18,7 @@ $(VENV)/.dev-installed: $(VENV)/.app-installed requirements-dev.txt
 	touch $@
 
 # What `make run` does to the database before serving depends on its kind (as opx tells them:
-# opx.pgstore.is_postgres, opx.dataset.is_dataset).
+# opx.store.pgstore.is_postgres, opx.store.dataset.is_dataset).
 ifneq (,$(filter postgresql:% postgres:%,$(DB)))
 # A PostgreSQL URL is no file make can date: `db init` runs at each start (it migrates once and
 # adds only what is missing, so a built database stays as it is).
@@ -32,7 +32,7 @@ DB_READY := $(DB)
 # file in place), the built-in data, or the code that derives envelopes and anchored fits (a
 # changed simulator misses every stored fit, which the first view would otherwise make). It adds
 # only what is missing; the touch marks the file current when nothing was.
-DB_INPUTS := $(wildcard opx/migrations/*.sql opx/*.py opx/*/*.py data/catalog/* data/published/* \
+DB_INPUTS := $(wildcard opx/store/migrations/*.sql opx/*.py opx/*/*.py data/catalog/* data/published/* \
                         data/measured/* data/simulator/*)
 $(DB): $(DB_INPUTS) | $(VENV)/.app-installed
 	$(PY) -m opx db init --db '$(DB)'

@@ -4,10 +4,11 @@ import streamlit as st
 
 from models import Y_METRICS, pct_label
 from models.view import format_number
-from opx import compare, metrics
+from opx.answers import compare
+from opx.curves import metrics
 from opx.errors import OpxError
-from opx.resolve import RULE
-from opx.views import compare_state
+from opx.answers.resolve import RULE
+from opx.publish.render import compare_state
 from ui import data, share, urlstate, widgets
 from ui.text import escape_md
 

@@ -3,7 +3,7 @@ import streamlit as st
 
 from opx import store
 from opx.errors import OpxError
-from opx.importer import changed_data, import_uploads
+from opx.store.importer import changed_data, import_uploads
 from opx.ingest.core import MAX_FILE_BYTES, IngestOptions, format_names
 from ui import data, permissions, share, urlstate, widgets
 from ui.coverage import show_coverage

@@ -6,10 +6,10 @@ import streamlit as st
 from models import ViewState
 from models.pages import PAGE_BY_PATH
 from models.vocab import EMBEDDABLE
-from opx.charts import on_page
-from opx.brief import caption
+from opx.publish.charts import on_page
+from opx.publish.brief import caption
 from opx.links import Link, embedded_path
-from opx.views import open_link
+from opx.publish.render import open_link
 from ui import data, permissions, share, widgets
 from ui.text import escape_md
 

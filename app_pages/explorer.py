@@ -3,9 +3,9 @@ import streamlit as st
 
 from models import Y_METRICS, pct_label
 from models.view import format_number
-from opx import metrics
-from opx.charts import ENVELOPE_CAPTION, over_time_chart
-from opx.resolve import RULE
+from opx.curves import metrics
+from opx.publish.charts import ENVELOPE_CAPTION, over_time_chart
+from opx.answers.resolve import RULE
 from ui import data, share, urlstate, widgets
 from ui.text import escape_md
 

@@ -4,9 +4,9 @@ import streamlit as st
 
 from models.vocab import pct_label
 from models.view import format_number, widget_range
-from opx import latency
+from opx.answers import latency
 from opx.errors import OpxError
-from opx.charts import LatencyPanels
+from opx.publish.charts import LatencyPanels
 from ui import data, share, urlstate, widgets
 from ui.text import escape_md
 

@@ -3,8 +3,8 @@ import streamlit as st
 
 from models.vocab import pct_label
 from models.view import widget_range
-from opx import views
-from opx.charts import on_page, planner_chart
+from opx.publish import link_view
+from opx.publish.charts import on_page, planner_chart
 from ui import data, share, urlstate, widgets
 from ui.text import escape_md
 
@@ -38,7 +38,7 @@ with widgets.in_place():
         st.info(escape_md(note))
 
 link_text = share.share_link("/planner", state)
-title, subtitle = views.planner_context(result, catalog, link_text)
+title, subtitle = link_view.planner_context(result, catalog, link_text)
 plan = widgets.in_place()          # the plan, or why there is none
 if not result.rows.empty:
     plan.vega_lite_chart(on_page(planner_chart(result.rows, title, subtitle, catalog)),
@@ -67,7 +67,7 @@ if not result.rows.empty:
         "TTFT (s)": text(alignment=right, help=f"TTFT {pct} of the configuration deployed"),
         "GPUs per deployment": text(alignment=right),
     })
-    plan.caption(escape_md(views.planner_sizing_text(result, catalog) + " Racks are GPUs over "
+    plan.caption(escape_md(link_view.planner_sizing_text(result, catalog) + " Racks are GPUs over "
                            "the hardware's system size; MW and $/hour use all-in W and "
                            "$/GPU-hour (catalog, assumed ones marked under Price and power, or "
                            "set in the link)."))

@@ -7,7 +7,8 @@ from models import pct_label
 from models.simulate_view import (FRAMEWORKS, KV_TIERS, PRECISIONS, SIM_PERCENTILES,
                                   SimulateState, widget_range)
 from models.view import format_number
-from opx import metrics, store
+from opx import store
+from opx.curves import metrics
 from opx.errors import OpxError
 from opx.links import link_text_of, simulate_link
 from ui import data, permissions, share, simulation_details, urlstate, widgets

@@ -4,7 +4,7 @@
 
 The files (bench/vllm_files.py) are shaped like the vLLM fixtures in ../shared/fixtures/vllm and
 carry `--metadata hardware=... gpus=... model=...`, so they import without flags. The import is
-`opx.importer.import_files` on the folder (finding the files, detecting, parsing, validating,
+`opx.store.importer.import_files` on the folder (finding the files, detecting, parsing, validating,
 writing, with worker processes as `ingest` uses by default) into a fresh database; module
 imports and the catalog are loaded before the clock starts. Of R rounds (3 by default) the
 fastest counts; the target is 2,000 files/s. A second import of the same folder must add nothing.
@@ -34,7 +34,7 @@ import pandas  # noqa: F401  (DuckDB loads it on the first Arrow insert: loaded 
 
 from opx import store
 from opx.catalog import load_catalog
-from opx.importer import import_files
+from opx.store.importer import import_files
 from opx.ingest.core import IngestOptions, formats
 
 import vllm_files

@@ -24,8 +24,8 @@ from _common import Figure, Timer, cache_dir, emit
 from models import ViewState
 from opx import store
 from opx.catalog import load_catalog
-from opx.charts import explorer_chart
-from opx.explorer import explore
+from opx.publish.charts import explorer_chart
+from opx.answers.explorer import explore
 
 import synthetic
 

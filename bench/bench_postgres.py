@@ -39,7 +39,7 @@ FIRST_VIEW = textwrap.dedent("""
     from models import ViewState
     from opx import store
     from opx.catalog import load_catalog
-    from opx.explorer import explore
+    from opx.answers.explorer import explore
     db = sys.argv[1]
     catalog = load_catalog()
     start = time.perf_counter()
@@ -86,7 +86,7 @@ READER = textwrap.dedent("""
     sys.path.insert(0, {root!r})
     from models import ViewState
     from opx.catalog import load_catalog
-    from opx.explorer import explore
+    from opx.answers.explorer import explore
     db, stop, threads = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3])
     catalog = load_catalog()
     reads, errors = [0], []

@@ -25,8 +25,9 @@ import vllm_files
 
 def reader(db: str, stop, out) -> None:
     from models import ViewState
-    from opx import queries, store
-    from opx.explorer import filters_for
+    from opx import store
+    from opx.store import queries
+    from opx.store.queries import filters_for
     f = filters_for(ViewState())
     waits, failures = [], 0
     while not stop.is_set():

@@ -29,8 +29,13 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from opx import envelopes, precompute, store  # noqa: E402
-from opx.builtin import builtin_runs, builtin_simulations  # noqa: E402
+from opx import store  # noqa: E402
+
+from opx.store import envelopes
+
+from opx.answers import precompute
+from opx.ingest.builtin import builtin_runs  # noqa: E402
+from opx.simulate.builtin import builtin_simulations  # noqa: E402
 
 MODEL, WORKLOAD = "deepseek-v4.1-flash", "agentx"
 HARDWARE = {"vr-nvl72": (72, 1.0), "gb300-nvl72": (72, 0.35)}   # slug: (GPUs, speed factor)

@@ -249,7 +249,7 @@ class ViewState(BaseModel):
 
 
 QUERY_FIELDS: tuple[str, ...] = tuple(ViewState.model_fields)
-# The shared fields that choose which runs are drawn (opx.queries.RunFilters has the same names).
+# The shared fields that choose which runs are drawn (opx.store.queries.RunFilters has the same names).
 RUN_FILTER_FIELDS = ("framework", "precision", "mode", "gpus", "mtp", "since", "until")
 
 

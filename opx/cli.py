@@ -185,7 +185,7 @@ def _progress(done: int, total: int, path: Path) -> None:
 
 def cmd_ingest(args) -> int:
     from opx.catalog import load_catalog
-    from opx.importer import changed_data, import_files
+    from opx.store.importer import changed_data, import_files
     from opx.ingest.core import IngestOptions
     options = IngestOptions(format=args.format, hardware=args.hardware, model=args.model,
                             framework=args.framework, precision=args.precision,
@@ -243,7 +243,7 @@ def _run_filters(args, con):
     catalog resolver (as `ingest` resolves them), provenance from the vocabulary, framework
     against the stored frameworks (any case). An unknown value is an error, not an empty list."""
     from models import PROVENANCES
-    from opx import queries
+    from opx.store import queries
     from opx.catalog import Resolver, load_catalog
     known = {c: store.distinct_values(con, c) for c in ("hardware", "model", "workload")}
     resolver = Resolver(load_catalog(), known["hardware"], known["model"], known["workload"])
@@ -292,7 +292,8 @@ def _view_run_filters(args) -> dict:
 
 
 def cmd_runs_show(args) -> int:
-    from opx import queries, runs_output as out
+    from opx.store import queries
+    from opx.publish import runs_output as out
     path = db_path(args.db)
     with store.reading(path) as con:
         _quiet(con)
@@ -325,7 +326,8 @@ def _export_base(link: str) -> str:
 
 
 def cmd_export(args) -> int:
-    from opx import output, views
+    from opx.publish import output
+    from opx.publish import link_view, render
     from opx.catalog import Resolver, load_catalog
     from opx.links import parse_link
     output.check_target(args.output)        # a bad -o fails before any work
@@ -344,11 +346,11 @@ def cmd_export(args) -> int:
         raise OpxError(args.link, "", f"not a link opx can read ({exc}); give a share link or "
                                       f"its path and query, e.g. '/compare?a=vr-nvl72&b=gb300-nvl72'"
                        ) from None
-    link = views.open_link(link, path, Resolver(catalog, known["hardware"], known["model"],
+    link = link_view.open_link(link, path, Resolver(catalog, known["hardware"], known["model"],
                                                 known["workload"]))
     for notice in link.notices:
         print(f"note: LINK: {printable(notice)}", file=sys.stderr)
-    data = views.render_link(link, args.format, path, catalog, base_url=base)
+    data = render.render_link(link, args.format, path, catalog, base_url=base)
     out = output.write_file(args.output, data)    # atomic; a failed export leaves nothing behind
     print(f"{shown(out)}: {args.format}, {len(data):,} bytes")
     return 0
@@ -513,7 +515,7 @@ def shape_table(held: dict) -> str:
 
 
 def _print_json(doc) -> None:
-    from opx.export import strict_json         # strict: NaN and infinities are null
+    from opx.publish.export import strict_json         # strict: NaN and infinities are null
     print(strict_json(doc))
 
 
@@ -617,7 +619,7 @@ def cmd_simulate(args) -> int:
 def _anchored(args, knobs, catalog):
     """The anchored projection of `simulate --anchor RUN_ID ...`; a run that cannot anchor it
     stops the command with `error: --anchor: <id>: <what is wrong>`."""
-    from opx import queries
+    from opx.store import queries
     from opx.simulate import anchor
     from opx.simulate.api import _resolve
     hw = _resolve("hardware", args.hardware, catalog.hardware, catalog.resolve_hardware)
@@ -646,7 +648,7 @@ def _anchor_text(fitted) -> str:
 
 def cmd_db_export_parquet(args) -> int:
     import duckdb
-    from opx import dataset
+    from opx.store import dataset
     if not args.dir:
         raise OutputError(args.dir, "no folder given")
     path = db_path(args.db)
@@ -667,7 +669,7 @@ def cmd_db_export_parquet(args) -> int:
 
 
 def cmd_db_copy(args) -> int:
-    from opx import pgstore
+    from opx.store import pgstore
     path = db_path(args.db)
     if not pgstore.is_postgres(path):
         raise _ArgError(str(path), "`db copy` writes to a PostgreSQL store (--db postgresql://"
@@ -683,7 +685,8 @@ def cmd_db_copy(args) -> int:
 
 
 def cmd_db_init(args) -> int:
-    from opx.builtin import builtin_runs, builtin_simulations
+    from opx.ingest.builtin import builtin_runs
+    from opx.simulate.builtin import builtin_simulations
     path = db_path(args.db)
     store.check(path)               # an unreadable database fails before the built-in data is made
     runs = builtin_runs(measured_dir=None if args.no_measured else MEASURED_DIR)
@@ -706,7 +709,8 @@ def cmd_db_init(args) -> int:
 
 
 def cmd_runs_list(args) -> int:
-    from opx import queries, runs_output as out
+    from opx.store import queries
+    from opx.publish import runs_output as out
     path = db_path(args.db)
     with store.reading(path) as con:
         _quiet(con)
@@ -737,9 +741,9 @@ def cmd_runs_delete(args) -> int:
 
 
 def _precompute(path: Path) -> None:
-    """The work that depends only on the data, done now that it changed (opx.precompute), with
+    """The work that depends only on the data, done now that it changed (opx.answers.precompute), with
     a line on stderr per step."""
-    from opx import precompute
+    from opx.answers import precompute
     precompute.refresh(path, say=lambda line: print(line, file=sys.stderr, flush=True))
 
 
@@ -763,8 +767,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {printable(exc)}", file=sys.stderr)
         return 1
     finally:
-        if "opx.anchoring" in sys.modules:     # a fit made by this command is stored before exit
-            sys.modules["opx.anchoring"].wait_for_saves()
+        if "opx.answers.anchoring" in sys.modules:     # a fit made by this command is stored before exit
+            sys.modules["opx.answers.anchoring"].wait_for_saves()
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ def shared_fixture(relative: str) -> Path:
         pytest.skip(f"shared fixture {path} is absent (the shared/ folder next to the repository "
                     "holds third-party samples that are never copied into it)")
     return path
-from opx.builtin import builtin_runs  # noqa: E402
+from opx.ingest.builtin import builtin_runs  # noqa: E402
 from opx.catalog import load_catalog  # noqa: E402
 
 
@@ -60,12 +60,12 @@ def seed_db(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def full_db(tmp_path_factory) -> Path:
     """The database `make run` builds: published figures and the built-in simulated envelopes."""
-    from opx.builtin import builtin_simulations
+    from opx.simulate.builtin import builtin_simulations
     path = tmp_path_factory.mktemp("fulldb") / "opx.duckdb"
     simulated, _ = builtin_simulations()
     with store.writing(path) as con:
         store.write_runs(con, builtin_runs() + simulated)
-    from opx import precompute
+    from opx.answers import precompute
     precompute.refresh(path)          # as `db init` does once its write is done
     return path
 

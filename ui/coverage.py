@@ -8,7 +8,7 @@ import streamlit as st
 
 from models.pages import PAGES
 from opx import store
-from opx.coverage import coverage
+from opx.answers.coverage import coverage
 from ui import data
 from ui.text import escape_md
 

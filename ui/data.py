@@ -8,10 +8,11 @@ import pandas as pd
 import streamlit as st
 
 from models import Catalog, ViewState
-from opx import queries, store
+from opx import store
+from opx.store import duckdb_file, queries
 from opx.catalog import Resolver, load_catalog
 from opx.config import db_path, location
-from opx.explorer import ExplorerView, explore
+from opx.answers.explorer import ExplorerView, explore
 
 
 def _say_importing():
@@ -25,7 +26,7 @@ def _say_importing():
                       "moment…")
 
 
-store.on_reader_wait = _say_importing
+duckdb_file.on_reader_wait = _say_importing
 
 
 @st.cache_resource(show_spinner=False)
@@ -66,7 +67,7 @@ def explorer_view(state: ViewState) -> ExplorerView:
 @st.cache_data(max_entries=128, show_spinner=False)
 def _explorer_spec(db: str, stamp: tuple[int, int], state_json: str, link: str,
                    day: str) -> dict:
-    from opx import charts
+    from opx.publish import charts
     view = _explorer_view(db, stamp, state_json)
     # the layers that stay when the target moves are built once per view, from the view at
     # whichever target came first: they read its data and the x domain only
@@ -87,7 +88,7 @@ def _still(state: ViewState) -> str:
 def _explorer_base(db: str, stamp: tuple[int, int], state_json: str, x_lo: float,
                    x_hi: float, _view: ExplorerView) -> dict:
     # `_view` is not part of the key (Streamlit hashes no argument named with a leading _)
-    from opx.charts import explorer_base_spec
+    from opx.publish.charts import explorer_base_spec
     return _arrow_datasets(explorer_base_spec(_view, catalog(), (x_lo, x_hi)))
 
 
@@ -105,7 +106,7 @@ def _arrow_datasets(spec: dict) -> dict:
 
 
 def explorer_spec(state: ViewState, link: str) -> dict:
-    """The Explorer's chart (on the Explorer and Compare pages) as a Vega-Lite spec: `opx.charts.explorer_chart`'s, as every export
+    """The Explorer's chart (on the Explorer and Compare pages) as a Vega-Lite spec: `opx.publish.charts.explorer_chart`'s, as every export
     draws it (tests/unit/test_charts.py checks they are equal), with the layers that stay when
     the target moves built once per view, so a target change builds only the target's layers."""
     return _explorer_spec(str(database()), stamp(), state.model_dump_json(), link, _today())
@@ -113,8 +114,9 @@ def explorer_spec(state: ViewState, link: str) -> dict:
 
 @st.cache_data(max_entries=256, show_spinner=False)
 def _compare_sides(db: str, stamp: tuple[int, int], state_json: str):
-    from opx import compare, metrics
-    from opx.views import compare_state
+    from opx.answers import compare
+    from opx.curves import metrics
+    from opx.publish.render import compare_state
     state = ViewState.model_validate_json(state_json)
     view = _explorer_view(db, stamp, compare_state(state).model_dump_json())
     a, b, runs = compare.sides_for(location(db), view, catalog())
@@ -123,14 +125,15 @@ def _compare_sides(db: str, stamp: tuple[int, int], state_json: str):
 
 def compare_sides(state: ViewState):
     """Compare's two sides, whether they are runs, and the multiple across interactivity
-    (`opx.compare.sides_for`, `multiple_curve`), cached on the state and the data stamp; none
+    (`opx.answers.compare.sides_for`, `multiple_curve`), cached on the state and the data stamp; none
     of it depends on the target, so moving it reads them."""
     return _compare_sides(str(database()), stamp(), _still(state))
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
 def _compare_multiple_spec(db: str, stamp: tuple[int, int], state_json: str) -> dict:
-    from opx import charts, metrics
+    from opx.publish import charts
+    from opx.curves import metrics
     state = ViewState.model_validate_json(state_json)
     a, b, _, curve = _compare_sides(db, stamp, _still(state))
     return charts.on_page(charts.multiple_chart(curve, a.name, b.name, state.target,
@@ -203,19 +206,19 @@ def export_points() -> pd.DataFrame:
 @st.cache_data(max_entries=32, show_spinner="Simulating…")
 def _simulate_view(db: str, stamp: tuple[int, int], state_json: str):
     from models.simulate_view import SimulateState
-    from opx.simulate_page import simulate_view as compute
+    from opx.answers.simulation import simulate_view as compute
     return compute(location(db), SimulateState.model_validate_json(state_json), catalog())
 
 
 def simulate_view(state):
-    """The Simulate page's view (opx.simulate_page), cached on the state and the data stamp."""
+    """The Simulate page's view (opx.answers.simulation), cached on the state and the data stamp."""
     return _simulate_view(str(database()), stamp(), state.model_dump_json())
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def _simulate_spec(db: str, stamp: tuple[int, int], state_json: str) -> dict:
-    from opx.charts import on_page
-    return on_page(_simulate_view(db, stamp, state_json).chart(catalog()))
+    from opx.publish.charts import on_page, simulate_view_chart
+    return on_page(simulate_view_chart(_simulate_view(db, stamp, state_json), catalog()))
 
 
 def simulate_spec(state) -> dict:
@@ -225,15 +228,15 @@ def simulate_spec(state) -> dict:
 
 
 def simulate_start(view: ViewState):
-    """The Simulate state a session's view opens on (opx.simulate_page.session_start)."""
-    from opx.simulate_page import session_start
+    """The Simulate state a session's view opens on (opx.answers.simulation.session_start)."""
+    from opx.answers.simulation import session_start
     return session_start(database(), view, catalog())
 
 
 def default_anchors(view: ViewState, hw: str) -> tuple[str, ...]:
     """The runs the Explorer anchors `hw`'s simulated curve to under `view`
-    (`opx.simulate_page.default_anchors`); none without a database."""
-    from opx.simulate_page import default_anchors as defaults
+    (`opx.answers.simulation.default_anchors`); none without a database."""
+    from opx.answers.simulation import default_anchors as defaults
     try:
         return defaults(database(), view, hw, catalog())
     except Exception:       # no database yet: the page says so where it reads data
@@ -242,7 +245,7 @@ def default_anchors(view: ViewState, hw: str) -> tuple[str, ...]:
 
 @st.cache_data(max_entries=64, show_spinner=False)
 def _anchor_candidates(db: str, stamp: tuple[int, int], hw: str, model: str, workload: str):
-    from opx.anchoring import anchor_candidates
+    from opx.answers.anchoring import anchor_candidates
     return anchor_candidates(location(db), hw, model, workload, catalog())
 
 
@@ -256,8 +259,8 @@ def anchor_candidates(hw: str, model: str, workload: str) -> pd.DataFrame:
 
 # Views computed from the state alone, by opx module and function: each is cached on the state and
 # the data stamp, like the Explorer's.
-_STATE_VIEWS = {"over_time": ("opx.trends", "over_time"), "latency": ("opx.latency", "latency"),
-                "plan": ("opx.planner", "plan")}
+_STATE_VIEWS = {"over_time": ("opx.answers.over_time", "over_time"), "latency": ("opx.answers.latency", "latency"),
+                "plan": ("opx.answers.planner", "plan")}
 
 
 @st.cache_data(max_entries=384, show_spinner=False)
@@ -279,7 +282,7 @@ def latency_view(state: ViewState):
 
 @st.cache_data(max_entries=128, show_spinner=False)
 def _latency_specs(db: str, stamp: tuple[int, int], state_json: str):
-    from opx.charts import latency_page_specs
+    from opx.publish.charts import latency_page_specs
     state = ViewState.model_validate_json(state_json)
     view = _state_view("latency", db, stamp, state_json)
     parts, specs = latency_page_specs(view.points, state.pct, state.conc, catalog())
@@ -288,7 +291,7 @@ def _latency_specs(db: str, stamp: tuple[int, int], state_json: str):
 
 def latency_specs(state: ViewState) -> tuple[str, list[str], list[dict]]:
     """The Latency page's chart for the view of `state` (`latency_view(state)`): its title, the
-    lines under it and each panel's spec (`opx.charts.latency_page_specs`), cached like the
+    lines under it and each panel's spec (`opx.publish.charts.latency_page_specs`), cached like the
     view, so a rerun that changes nothing on the chart builds none of it."""
     return _latency_specs(str(database()), stamp(), state.model_dump_json())
 
@@ -299,7 +302,7 @@ def fleet_plan(state: ViewState):
 
 @st.cache_data(max_entries=16, show_spinner=False)
 def _saved_views(db: str, stamp: tuple[int, int]):
-    from opx import saved_views
+    from opx.store import saved_views
     with store.reading(location(db)) as con:
         return saved_views.list_views(con)
 
@@ -322,9 +325,9 @@ def written(write):
 
 
 def refresh_derived() -> None:
-    """Make what the default views need of the new data now (opx.precompute), with a spinner, so
+    """Make what the default views need of the new data now (opx.answers.precompute), with a spinner, so
     the next view reads it; if the database is busy, the views make it themselves."""
-    from opx import precompute
+    from opx.answers import precompute
     from opx.errors import OpxError
     with st.spinner("Updating the stored projections for the new data…"):
         try:
@@ -359,11 +362,11 @@ def search_runs(runs: pd.DataFrame, text: str) -> pd.DataFrame:
 @st.cache_data(max_entries=128, show_spinner=False)
 def _embed_spec(db: str, stamp: tuple[int, int], path: str, state_json: str, base: str,
                 day: str) -> dict:
-    from opx import views
+    from opx.publish import link_view
     from opx.links import Link, base_url, build_link
     state = ViewState.model_validate_json(state_json)
     link_text = build_link(path, state, base_url(base))
-    return views.link_chart(Link(path, state), location(db), catalog(), link_text).to_dict()
+    return link_view.link_chart(Link(path, state), location(db), catalog(), link_text).to_dict()
 
 
 def embed_spec(path: str, state: ViewState, base: str) -> dict:
@@ -374,5 +377,5 @@ def embed_spec(path: str, state: ViewState, base: str) -> dict:
 
 def points_file(fmt: str) -> bytes:
     """Every run and point as one of the export registry's data formats (csv, parquet)."""
-    from opx import export
+    from opx.publish import export
     return export.render(fmt, export_points())

@@ -15,7 +15,7 @@ from ui.text import escape_md
 
 
 def can_write() -> tuple[bool, str]:
-    from opx import dataset
+    from opx.store import dataset
     from opx.config import db_path
     if dataset.is_dataset(db_path()):
         return False, "This opx serves a read-only Parquet dataset: nothing can be changed here."

@@ -9,7 +9,8 @@ import streamlit as st
 from models import ViewState
 from models.pages import PAGE_BY_PATH
 from models.vocab import EMBEDDABLE
-from opx import export, views
+from opx.publish import export
+from opx.publish import render
 from opx.links import (PAGES, Link, base_url as absolute_base, build_link, embed_link,
                        embed_size, iframe_snippet)
 from ui import data
@@ -49,7 +50,7 @@ def brief_buttons(path: str, page: str, state: ViewState) -> None:
     for col, (fmt, label) in zip(cols, (("brief-pdf", "Brief (PDF, one page)"),
                                         ("brief-html", "Brief (HTML, offline)"))):
         def build(fmt_name: str = fmt) -> bytes:
-            return views.render_link(link, fmt_name, data.database(), data.catalog(),
+            return render.render_link(link, fmt_name, data.database(), data.catalog(),
                                      base_url=here)
 
         col.download_button(label, build, file_name=export.file_name(page, state, fmt),
@@ -72,7 +73,8 @@ def embed_box(path: str, state: ViewState) -> None:
 
 def save_view_box(path: str, state: ViewState, run_ids: list[str]) -> None:
     """Name the current view and get a short link stored in the database."""
-    from opx import saved_views, store
+    from opx import store
+    from opx.store import saved_views
     from opx.errors import OpxError
     from ui.permissions import can_write, require_write
     from ui.text import escape_md
@@ -112,7 +114,7 @@ def export_buttons(path: str, page: str, state: ViewState, key: str,
                  "parquet": "Parquet data"}.get(fmt.name, fmt.name.upper())
 
         def build(fmt_name: str = fmt.name) -> bytes:
-            return views.render_link(link, fmt_name, data.database(), data.catalog(),
+            return render.render_link(link, fmt_name, data.database(), data.catalog(),
                                      base_url=here)
 
         col.download_button(label, build, file_name=export.file_name(page, state, fmt.name),
@@ -122,7 +124,8 @@ def export_buttons(path: str, page: str, state: ViewState, key: str,
 
 def saved_views_admin(allowed: bool, why: str) -> None:
     """The Data page's list of saved views: open, rename or delete each."""
-    from opx import saved_views, store
+    from opx import store
+    from opx.store import saved_views
     from opx.errors import OpxError
     from ui.permissions import require_write
     from ui.text import escape_md

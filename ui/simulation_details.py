@@ -6,8 +6,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from opx import metrics
-from opx.anchoring import parameter_table, residual_table
+from opx.curves import metrics
+from opx.answers.anchoring import parameter_table, residual_table
 from ui.places import in_place
 from ui.text import escape_md
 

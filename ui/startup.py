@@ -21,9 +21,9 @@ import gc
 import altair  # noqa: F401  (imported here so that its objects are frozen with the rest)
 import pandas  # noqa: F401
 
-import opx.charts  # noqa: F401
-import opx.compare  # noqa: F401
-import opx.explorer  # noqa: F401
+import opx.publish.charts  # noqa: F401
+import opx.answers.compare  # noqa: F401
+import opx.answers.explorer  # noqa: F401
 import ui.data  # noqa: F401
 import ui.share  # noqa: F401
 import ui.widgets  # noqa: F401

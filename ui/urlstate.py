@@ -101,7 +101,7 @@ def _seed_widgets(state: ViewState) -> None:
 
 
 def _open_saved_view(state: ViewState, resolver: SlugResolver) -> tuple[ViewState, list[str]]:
-    from opx import saved_views
+    from opx.store import saved_views
     from ui import data
     restored, notices, saved = saved_views.restore(data.database(), state, resolver)
     if saved is not None:

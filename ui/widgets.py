@@ -164,7 +164,7 @@ def anchoring_toggle() -> None:
 def price_power_editor(state: ViewState, hardware) -> ViewState:
     """Each hardware's price and power, catalog defaults editable; returns the state with what
     differs from the catalog as overrides (which the link then carries)."""
-    from opx.economics import economics_for, with_edits
+    from opx.curves.economics import economics_for, with_edits
     catalog = data.catalog()
     edits = {}
     with st.expander("Prices and powers (catalog defaults; edit to override)", expanded=True):

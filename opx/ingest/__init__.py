@@ -1,1 +1,2 @@
-"""Importers: one module per format, each turning a file into validated `models.Run` objects."""
+"""opx.ingest: files into validated `models.Run` objects: one module per format, the rules they share, the built-in data.
+May import `models`, `opx.curves` and the base modules (config, errors, catalog); never the store or anything above it."""

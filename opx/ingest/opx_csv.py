@@ -12,7 +12,7 @@ import io
 import json
 from pathlib import Path
 
-from opx.cells import unquote_cell
+from opx.ingest.csv_cells import unquote_cell
 from opx.ingest.base import (FormatError, Record, check_header, check_percentile_order,
                              first_line, number)
 

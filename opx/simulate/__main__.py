@@ -4,7 +4,11 @@
   validate [SILICON_CSV]    = python -m opx simulate --validate [--silicon SILICON_CSV]
   ablations [SILICON_CSV]   = python -m opx simulate --ablations [--silicon SILICON_CSV]
   spread [FIXTURES_DIR]     = python -m opx simulate --spread [--fixtures FIXTURES_DIR]
-  shape                     = python -m opx simulate --shape"""
+  shape                     = python -m opx simulate --shape
+
+The alias runs that command in this process's place (os.execv), so the simulator's package never
+imports the CLI, which sits above it."""
+import os
 import sys
 
 ACTIONS = ("calibrate", "validate", "ablations", "spread", "shape")
@@ -25,8 +29,9 @@ def main(argv: list[str]) -> int:
     if args is None:
         print(__doc__.strip(), file=sys.stderr)
         return 2
-    from opx.cli import main as opx_main
-    return opx_main(args)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execv(sys.executable, [sys.executable, "-m", "opx", *args])
 
 
 if __name__ == "__main__":

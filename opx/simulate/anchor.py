@@ -33,7 +33,9 @@ import pandas as pd
 from scipy.optimize import least_squares
 
 from models.simulate_view import SIM_PERCENTILES
-from opx.frontier import pareto_mask_numpy
+from opx.curves.frontier import pareto_mask_numpy
+from opx.simulate import api
+from opx.simulate.api import SAVED_SHAPE_NOTE, SHAPE_NOTE, is_shaped, saved_note  # noqa: F401
 
 # name: (efficiency factors it multiplies, low, high, what it stands for)
 FREE = {
@@ -271,7 +273,6 @@ def fit(hardware: str, model: str, workload: str, gpus: int | None, knobs, catal
     With no fitted anchor the projection is the unanchored one (every multiplier 1, no band).
     Between two or more point anchors of one statistic the envelope follows the learned shape
     (`shapes`, default data/simulator/shape.json; `follow_shape`)."""
-    from opx.simulate import api
     t0 = time.perf_counter()
     used = [a for a in anchors if a.fitted]
     base = api.simulate(hardware, model, workload, gpus, knobs, catalog, with_curves=not used)
@@ -371,18 +372,6 @@ THROUGHPUT_COLUMNS = ("throughput_total_per_gpu", "throughput_output_per_gpu",
 # envelope points between two neighbouring anchors: one every 4 % of interactivity (readers
 # interpolate between them log-log, which is within 0.3 % of the shape at that spacing), 2 to 160
 SHAPE_STEP, SHAPE_STEPS = 1.04, (2, 160)
-SHAPE_NOTE = "between the anchors"       # how follow_shape's note starts (AnchorFit.shaped)
-# what a saved shaped projection stores, said wherever it is saved (runs' notes, the CLI, the page)
-SAVED_SHAPE_NOTE = ("Between the anchors the projection drawn follows the learned shape; the saved "
-                    "points are the physics' layout curves at the fitted multipliers, and every "
-                    "view that anchors them draws the shape again (not with unanchored=1).")
-
-
-def is_shaped(notes) -> bool:
-    """Whether a fit with these notes follows a learned shape between its anchors."""
-    return any(str(n).startswith(SHAPE_NOTE) for n in notes or ())
-
-
 def followed_shape(fit, pct: str = "p50") -> str | None:
     """The kind of learned shape (a key of opx.simulate.shape.KINDS) the curve of statistic
     `pct` follows between its anchors (`fit`: an AnchorFit or anything with its `shapes`), None
@@ -390,12 +379,6 @@ def followed_shape(fit, pct: str = "p50") -> str | None:
     takes the P50's."""
     shapes = getattr(fit, "shapes", None) or {}
     return shapes.get(ANCHOR_PCTS.get(pct, pct)) or next(iter(shapes.values()), None)
-
-
-def saved_note(summary: dict | None) -> str:
-    """SAVED_SHAPE_NOTE for a fit summary (AnchorFit.summary) whose curve followed the learned
-    shape, else ''."""
-    return SAVED_SHAPE_NOTE if is_shaped((summary or {}).get("notes")) else ""
 
 
 def follow_shape(result, used: list[Anchor], shapes=None) -> dict:
@@ -584,14 +567,13 @@ def _put_band(result, sigma_results: list) -> None:
 
 def knobs_from_parameters(parameters: dict):
     """SimKnobs from a simulated run's stored parameters (`run.meta["parameters"]`)."""
-    from opx.simulate.api import SimKnobs
     k = dict(parameters.get("knobs") or {})
-    fields = {f.name for f in dataclasses.fields(SimKnobs)}
+    fields = {f.name for f in dataclasses.fields(api.SimKnobs)}
     k = {n: v for n, v in k.items() if n in fields}
     if k.get("concurrencies") is not None:
         k["concurrencies"] = tuple(k["concurrencies"])
     k.pop("layout", None)
-    return SimKnobs(**k)
+    return api.SimKnobs(**k)
 
 
 def fit_json(f: AnchorFit) -> str:
@@ -601,7 +583,7 @@ def fit_json(f: AnchorFit) -> str:
 def anchor_run_problems(points: pd.DataFrame, run_ids: list[str], hardware: str, model: str,
                         workload: str) -> dict[str, str]:
     """For each asked run id that cannot anchor this system's projection, what is wrong (points:
-    `opx.queries.anchor_points` of those ids)."""
+    `opx.store.queries.anchor_points` of those ids)."""
     problems: dict[str, str] = {}
     for rid in run_ids:
         rows = points[points.run_id == rid] if not points.empty else points

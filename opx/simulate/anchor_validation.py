@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from opx.frontier import pareto_mask_numpy
+from opx.curves.frontier import pareto_mask_numpy
 from opx.simulate import anchor as A
 from opx.simulate.api import SimKnobs, simulate
 from opx.simulate.silicon import load_rows
@@ -318,7 +318,7 @@ def load() -> dict | None:
 
 def fit_text(fit, pct: str = "p50") -> str | None:
     """The held-out figure that applies to one projection, anchored as `fit` is (an AnchorFit,
-    or the Explorer's `opx.anchoring.Anchoring`: anything with `anchored` and `shapes`; None: not
+    or the Explorer's `opx.answers.anchoring.Anchoring`: anything with `anchored` and `shapes`; None: not
     anchored): between two point anchors the leave-points-out error and its band's coverage of
     the envelopes drawn with the shape it follows (its model's own, the disaggregated
     envelopes', or the one learned from other models), with fewer that of one anchor alone,

@@ -2,7 +2,7 @@
 
 simulate() evaluates every layout of the search space (or the one asked for) at a grid of
 concurrencies in one vectorized pass of opx.simulate.model, and returns each layout's curve and
-the envelope: the frontier over all curves, by opx.frontier's rule (the one the Explorer and
+the envelope: the frontier over all curves, by opx.curves.frontier's rule (the one the Explorer and
 Compare use). docs/simulator.md describes the model.
 """
 from __future__ import annotations
@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from models import Deployment, Point, Run
-from opx.frontier import pareto_mask_numpy
+from opx.curves.frontier import pareto_mask_numpy
 from opx.simulate import model as M
 from opx.simulate import spread as SP
 from opx.simulate.arch import Arch, arch_for, attention_heads
@@ -41,6 +41,27 @@ FRAME_COLUMNS = ["layout", "concurrency", "interactivity_p50", "interactivity_p9
 SPREAD_COLUMNS = ("tpot_p90_s", "ttft_p90_s")
 POINT_EXTRA = ["gpus_prefill", "gpus_decode", "gpus_total", "tp", "ep", "dp_attention",
                "disaggregated", "mtp"]
+
+
+
+# An anchored fit's notes (opx.simulate.anchor.follow_shape) start with SHAPE_NOTE when its curve
+# follows the learned shape between the anchors.
+SHAPE_NOTE = "between the anchors"       # how follow_shape's note starts (AnchorFit.shaped)
+# what a saved shaped projection stores, said wherever it is saved (runs' notes, the CLI, the page)
+SAVED_SHAPE_NOTE = ("Between the anchors the projection drawn follows the learned shape; the saved "
+                    "points are the physics' layout curves at the fitted multipliers, and every "
+                    "view that anchors them draws the shape again (not with unanchored=1).")
+
+
+def is_shaped(notes) -> bool:
+    """Whether a fit with these notes follows a learned shape between its anchors."""
+    return any(str(n).startswith(SHAPE_NOTE) for n in notes or ())
+
+
+def saved_note(summary: dict | None) -> str:
+    """SAVED_SHAPE_NOTE for a fit summary (AnchorFit.summary) whose curve followed the learned
+    shape, else ''."""
+    return SAVED_SHAPE_NOTE if is_shaped((summary or {}).get("notes")) else ""
 
 
 @dataclass
@@ -101,7 +122,7 @@ class SimResult:
     def envelope_table(self, pct: str) -> pd.DataFrame:
         """The envelope at `pct` for people to read: columns named with their units (the
         metrics registry's titles), TPOT and step times in ms, rounded to what a reader uses."""
-        from opx import metrics
+        from opx.curves import metrics
         env = self.envelope_at(pct)
         ms = 1e3
         columns = {  # column -> (header, scale, decimals)
@@ -125,7 +146,6 @@ class SimResult:
 
     def saved_note(self) -> str:
         """What saving this result stores, when that differs from the drawn envelope."""
-        from opx.simulate.anchor import saved_note
         return saved_note(self.anchor)
 
     def to_runs(self, envelope_only: bool = False) -> list[Run]:

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from opx.frontier import pareto_mask_numpy
+from opx.curves.frontier import pareto_mask_numpy
 
 # candidate exponents of y and x; the fit picks one pair
 POWERS = tuple(round(float(v), 2) + 0.0 for v in np.arange(-0.5, 1.51, 0.1))   # + 0.0: no -0
@@ -249,7 +249,7 @@ def curves_from_runs(runs) -> list[Curve]:
 
 def measured_curves(catalog=None) -> list[Curve]:
     """The curves of the measurements built into opx (data/measured/)."""
-    from opx.builtin import load_measured
+    from opx.ingest.builtin import load_measured
     from opx.catalog import load_catalog
     from opx.config import MEASURED_DIR
     catalog = catalog or load_catalog()

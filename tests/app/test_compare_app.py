@@ -2,7 +2,9 @@
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from opx import queries, store
+from opx import store
+
+from opx.store import queries
 from tests.app.address import shown_address
 from tests.conftest import ROOT
 

@@ -97,10 +97,10 @@ def test_upload_of_hostile_files_shows_each_refusal_not_an_exception(db, check):
 def test_an_import_that_changes_a_projection_s_anchors_stores_the_new_fit(full_db, tmp_path,
                                                                          monkeypatch):
     """The dashboard's import makes what depends on the new data before the next view
-    (opx.precompute): a measured point that beats Rubin's frontier at P90 is a new anchor, so
+    (opx.answers.precompute): a measured point that beats Rubin's frontier at P90 is a new anchor, so
     the Explorer's fit for it is made and stored by the import, not by the next visitor."""
     import shutil
-    from opx import stored_fits
+    from opx.store import stored_fits
     path = tmp_path / "opx.duckdb"
     shutil.copy(full_db, path)
     monkeypatch.setenv("OPX_DB", str(path))

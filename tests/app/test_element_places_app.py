@@ -7,7 +7,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from models.pages import PAGES
-from opx import queries, store
+from opx import store
+from opx.store import queries
 from tests.conftest import ROOT
 
 

@@ -105,7 +105,7 @@ def test_removing_the_baseline_falls_back(app):
 def test_imported_runs_appear_at_once(seed_db, tmp_path, monkeypatch, catalog):
     import shutil
 
-    from opx.importer import import_files
+    from opx.store.importer import import_files
     from opx.ingest.core import IngestOptions
     db = tmp_path / "opx.duckdb"
     shutil.copy(seed_db, db)
@@ -149,7 +149,7 @@ def test_a_rerun_does_not_walk_the_whole_heap(app, seed_db):
 
     from models import ViewState
     from opx.catalog import load_catalog
-    from opx.explorer import explore
+    from opx.answers.explorer import explore
     from ui import startup
     at = app()
     assert not at.exception
@@ -182,7 +182,7 @@ def test_a_chart_kept_until_the_data_changes_still_gives_the_day_it_is_drawn(see
     import datetime as dt
 
     from models import ViewState
-    from opx import charts
+    from opx.publish import charts
     from ui import data
     monkeypatch.setenv("OPX_DB", str(seed_db))
 
@@ -202,16 +202,16 @@ def test_a_chart_kept_until_the_data_changes_still_gives_the_day_it_is_drawn(see
 
 
 def test_the_page_sends_the_chart_opx_builds(app, seed_db):
-    """The page's chart reaches the browser as `opx.charts` builds it: its spec, and each dataset
+    """The page's chart reaches the browser as `opx.publish.charts` builds it: its spec, and each dataset
     as the Arrow bytes Streamlit makes of its rows (the still layers' are made once per view)."""
     import json
 
     from streamlit import dataframe_util
 
     from models import ViewState
-    from opx import charts
+    from opx.publish import charts
     from opx.catalog import load_catalog
-    from opx.explorer import explore
+    from opx.answers.explorer import explore
     at = app(target="250")
     assert not at.exception
     proto = at.get("vega_lite_chart")[0].proto

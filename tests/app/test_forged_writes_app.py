@@ -15,7 +15,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from models import ViewState
-from opx import saved_views, store
+from opx import store
+from opx.store import saved_views
 from tests.conftest import ROOT
 
 FIX = ROOT / "tests" / "fixtures" / "opx-csv"

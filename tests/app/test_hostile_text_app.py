@@ -6,7 +6,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from models import ViewState
-from opx import saved_views, store
+from opx import store
+from opx.store import saved_views
 from tests.conftest import ROOT
 from tests.unit.test_hostile_text import (EVIL_LINK, FORMULA_LABEL, HOSTILE_TEXTS, SCRIPT_LABEL,
                                           hostile_links, make_hostile_db, unescaped)

@@ -38,7 +38,7 @@ def test_latency_defaults_and_bad_links(run_page):
 def test_planner_page_by_hand(run_page, app_db, catalog):
     import math
     from models import ViewState
-    from opx.explorer import explore
+    from opx.answers.explorer import explore
     at = run_page("app_pages/planner.py", model="deepseek-r1", workload="1k1k",
                   hw=["gb200-nvl72", "gb300-nvl72"], pct="p50", target="40", sessions="10000")
     assert not at.exception
@@ -55,7 +55,7 @@ def test_planner_page_by_hand(run_page, app_db, catalog):
     out = a.tput * w.osl / (w.isl + w.osl)
     gpus = math.ceil(10_000 * a.x / (out * deployed.gpus_total)) * deployed.gpus_total
     assert gb200["GPUs"] == f"{gpus:,}"
-    assert gb200["At target (tok/s/GPU)"] == a.cell(__import__("opx.metrics").metrics.y_metric("total"))
+    assert gb200["At target (tok/s/GPU)"] == a.cell(__import__("opx.curves.metrics").metrics.y_metric("total"))
     assert gb200["$/hour"] == f"${gpus * 2.21:,.0f}"
     assert list(table.columns[1:5]) == ["GPUs", "Racks", "MW", "$/hour"]
     assert "None" not in table.to_string()
@@ -79,7 +79,7 @@ def test_latency_picks_go_with_a_change_of_model_without_a_notice(run_page, seed
     drops them in that one change, silently and from the address; a link's run that is not of
     its view is said once on arrival."""
     from models import ViewState
-    from opx import latency
+    from opx.answers import latency
     from tests.app.address import shown_address
 
     def said(at):

@@ -13,7 +13,7 @@ from tests.conftest import ROOT, require_postgres
 def cluster():
     require_postgres()
     from deploy.pgcluster import Cluster
-    from opx.builtin import builtin_runs
+    from opx.ingest.builtin import builtin_runs
     with Cluster() as pg:
         with store.writing(pg.url) as con:
             store.write_runs(con, builtin_runs())
@@ -63,7 +63,7 @@ def test_what_one_replica_writes_the_other_shows_at_its_next_interaction(monkeyp
     """Upload on A, seen on B; a view saved on B opens on A; a delete on A is gone on B."""
     require_postgres()
     from deploy.pgcluster import Cluster
-    from opx.builtin import builtin_runs
+    from opx.ingest.builtin import builtin_runs
     fixture = ROOT / "tests" / "fixtures" / "opx-csv" / "h200-sweep-part1.csv"
     with Cluster() as pg:
         with store.writing(pg.url) as con:

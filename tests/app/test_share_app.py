@@ -6,7 +6,9 @@ import sys
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from opx import charts, store
+from opx import store
+
+from opx.publish import charts
 from tests.conftest import ROOT
 
 

@@ -3,7 +3,9 @@
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from opx import metrics, store
+from opx import store
+
+from opx.curves import metrics
 from tests.conftest import ROOT
 
 
@@ -92,8 +94,8 @@ def test_simulate_opens_on_the_sessions_view_with_the_explorers_curve(full_app_d
     hardware, the statistic and the target, the built-in curve's MTP depth and the Explorer's
     anchors: its projection at the target is the Explorer's, to the digit shown."""
     from models import ViewState
-    from opx import metrics
-    from opx.explorer import explore
+    from opx.curves import metrics
+    from opx.answers.explorer import explore
     from tests.app.test_journeys_app import go
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
     at.query_params.update({"pct": "p50", "target": "200"})
@@ -119,7 +121,7 @@ def test_simulate_opens_on_the_sessions_view_with_the_explorers_curve(full_app_d
 
 
 def test_anchor_runs_are_picked_by_readable_labels_each_once(full_app_db, catalog):
-    from opx.anchoring import anchor_candidates
+    from opx.answers.anchoring import anchor_candidates
     at = open_simulate(hw="b200", model="deepseek-r1", workload="1k1k")
     assert not at.exception
     labels = list(at.multiselect(key="sim_anchor").options)
@@ -152,8 +154,8 @@ def test_another_system_picked_here_takes_its_own_anchors_without_a_warning(full
     quietly and anchors GB300's curve to the runs the Explorer anchors it to, so its projection at
     the target is the Explorer's."""
     from models import ViewState
-    from opx import metrics
-    from opx.explorer import explore
+    from opx.curves import metrics
+    from opx.answers.explorer import explore
     from tests.app.test_journeys_app import go
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
     at.run()

@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from opx import views
+from opx.publish import render
+
+from opx import links
 from opx.links import PAGES, embed_link, embed_size, iframe_snippet, parse_link
 from tests.e2e.conftest import wait_for_app
 
@@ -34,7 +36,7 @@ def _offline(page) -> list[str]:
 def test_the_html_brief_opens_offline_with_its_chart_and_figures(seed_db, catalog, page, tmp_path,
                                                                  link, figures):
     path = tmp_path / "brief.html"
-    path.write_bytes(views.render_link(parse_link(link), "brief-html", seed_db, catalog))
+    path.write_bytes(render.render_link(parse_link(link), "brief-html", seed_db, catalog))
     tried = _offline(page)
     page.goto(path.as_uri())
     chart = page.locator("figure.chart > svg")
@@ -43,7 +45,7 @@ def test_the_html_brief_opens_offline_with_its_chart_and_figures(seed_db, catalo
     assert chart.locator("path").count() > 0
     for text in figures:
         expect(page.locator("body")).to_contain_text(text)
-    expect(page.locator("footer a")).to_have_attribute("href", views.build_link(
+    expect(page.locator("footer a")).to_have_attribute("href", links.build_link(
         parse_link(link).path, parse_link(link).state, "http://localhost:8501"))
     page.wait_for_timeout(300)
     assert tried == []

@@ -11,7 +11,9 @@ import pytest
 from playwright.sync_api import expect
 
 from models import ViewState
-from opx import saved_views, store, views
+from opx import store
+from opx.store import saved_views
+from opx.publish import render
 from opx.links import parse_link
 from tests.conftest import ROOT
 from tests.e2e.conftest import wait_for_app
@@ -79,7 +81,7 @@ def test_every_export_of_a_hostile_view_opens_with_no_script_run(hostile_db, cat
                        text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     svg = tmp_path / f"{name}.svg"             # as the page's SVG download
-    svg.write_bytes(views.render_link(parse_link(link), "svg", db, catalog))
+    svg.write_bytes(render.render_link(parse_link(link), "svg", db, catalog))
     dialogs = _watch(page)
 
     page.goto(html.as_uri())

@@ -1,4 +1,4 @@
-"""The brief of a view (opx.brief): its figures are the page's and the JSON export's, the PDF is
+"""The brief of a view (opx.publish.brief): its figures are the page's and the JSON export's, the PDF is
 one landscape page whatever the view holds, the HTML fetches nothing and runs nothing, and the
 same link on the same data gives the same brief apart from its date."""
 import dataclasses
@@ -13,8 +13,16 @@ from html.parser import HTMLParser
 import pytest
 from pypdf import PdfReader
 
-from opx import brief as briefs, brief_html, brief_pdf, export, views
-from opx.brief import Evidence, Headline, Table
+from opx.publish import brief as briefs
+
+from opx.publish import brief_html
+
+from opx.publish import brief_pdf
+
+from opx.publish import export
+
+from opx.publish import render
+from opx.publish.brief import Evidence, Headline, Table
 from opx.links import EMBED_PATH, embed_link, embedded_path, parse_link
 from tests.conftest import ROOT
 from tests.unit.test_hostile_text import SCRIPT_LABEL, hostile, hostile_links  # noqa: F401
@@ -36,7 +44,7 @@ def _pdf(data: bytes) -> tuple[int, str]:
 
 
 def test_the_headline_multiples_are_the_json_exports(seed_db, catalog, seed_brief):
-    summary = json.loads(views.render_link(parse_link(SEED), "json", seed_db, catalog))
+    summary = json.loads(render.render_link(parse_link(SEED), "json", seed_db, catalog))
     vr = next(h for h in summary["hardware"] if h["hardware"] == "vr-nvl72")
     by_kind = {h.kind: h for h in seed_brief.headlines}
     assert by_kind["at target"].number == vr["multiple_at_target"]
@@ -45,7 +53,7 @@ def test_the_headline_multiples_are_the_json_exports(seed_db, catalog, seed_brie
     assert by_kind["at target"].caption.endswith("preview vs derived")
     assert seed_brief.title == ("Vera Rubin NVL72 vs GB300 NVL72, DeepSeek-V4.1-Flash on AgentX "
                                 "(agentic coding), at 387 tok/s/user P90")
-    compare = json.loads(views.render_link(parse_link(COMPARE), "json", seed_db, catalog))
+    compare = json.loads(render.render_link(parse_link(COMPARE), "json", seed_db, catalog))
     c = briefs.build(parse_link(COMPARE), seed_db, catalog, as_of=DAY)
     assert [h.number for h in c.headlines] == [compare["multiple_at_target"],
                                                compare["multiple_at_peak"]]
@@ -135,7 +143,7 @@ class _Resources(HTMLParser):
 
 @pytest.mark.parametrize("link", [SEED, COMPARE, PLANNER])
 def test_the_html_fetches_nothing_and_runs_nothing(seed_db, catalog, link):
-    page = views.render_link(parse_link(link), "brief-html", seed_db, catalog).decode()
+    page = render.render_link(parse_link(link), "brief-html", seed_db, catalog).decode()
     parser = _Resources()
     parser.feed(page)
     assert parser.fetched == []
@@ -158,11 +166,11 @@ def test_the_planner_brief_holds_the_fleet_plan(seed_db, catalog):
 def test_hostile_labels_stay_text_in_the_brief(hostile, catalog):
     db, ids = hostile
     for name, link in hostile_links(ids).items():
-        page = views.render_link(parse_link(link), "brief-html", db, catalog).decode()
+        page = render.render_link(parse_link(link), "brief-html", db, catalog).decode()
         assert "<script" not in page.lower(), name
         assert SCRIPT_LABEL not in page, name
         assert export.html_text(SCRIPT_LABEL) in page or name == "planner", name
-        assert _pdf(views.render_link(parse_link(link), "brief-pdf", db, catalog))[0] == 1
+        assert _pdf(render.render_link(parse_link(link), "brief-pdf", db, catalog))[0] == 1
 
 
 def test_a_brief_of_another_page_is_an_error(seed_db, tmp_path):

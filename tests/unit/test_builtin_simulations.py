@@ -3,8 +3,8 @@ import pytest
 
 from models import ViewState
 from opx import store
-from opx.builtin import SIMULATED_HARDWARE, SIMULATED_WORKLOADS
-from opx.explorer import explore
+from opx.simulate.builtin import SIMULATED_HARDWARE, SIMULATED_WORKLOADS
+from opx.answers.explorer import explore
 
 
 def test_every_builtin_system_has_a_simulated_envelope(full_db):
@@ -65,6 +65,6 @@ def test_at_p50_the_p90_figure_answers_and_the_projection_stands_beside(full_db,
 def test_simulated_runs_are_undated_so_db_init_adds_nothing_on_another_day():
     """A run's date is part of its id: dated by the day `db init` ran, every built-in simulated
     run came back as a new run on the next day. Simulations are undated (docs/url-params.md)."""
-    from opx.builtin import builtin_simulations
+    from opx.simulate.builtin import builtin_simulations
     runs, _ = builtin_simulations()
     assert runs and {r.date for r in runs} == {None}

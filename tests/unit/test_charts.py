@@ -9,8 +9,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hst
 
 from models import ViewState
-from opx.charts import PROVENANCE_SHAPES, explorer_chart
-from opx.explorer import explore
+from opx.publish.charts import PROVENANCE_SHAPES, explorer_chart, simulate_view_chart
+from opx.answers.explorer import explore
 from tests.unit.test_one_number import EXAMPLES, held, views  # noqa: F401 (a fixture)
 
 STATES = [
@@ -58,9 +58,13 @@ import re
 
 import pandas as pd
 
-from opx import charts, compare, metrics
-from opx.trends import over_time
-from opx.views import compare_state
+from opx.publish import charts
+
+from opx.answers import compare
+
+from opx.curves import metrics
+from opx.answers.over_time import over_time
+from opx.publish.render import compare_state
 
 
 def _render(chart):
@@ -263,18 +267,24 @@ def test_the_simulate_chart_renders_empty():
 
 
 def _builder_cases(full_db, catalog) -> dict:
-    """A chart from every `*_chart` builder of opx.charts, fed from the built-in data."""
-    from opx import charts, compare, latency, metrics, planner, trends, views
+    """A chart from every `*_chart` builder of opx.publish.charts, fed from the built-in data."""
+    from opx.publish import charts
+    from opx.answers import compare
+    from opx.answers import latency
+    from opx.curves import metrics
+    from opx.answers import planner
+    from opx.answers import over_time
+    from opx.publish import link_view
     state = ViewState(trend=True, conc=64.0)
     view = explore(full_db, state, catalog)
     total = metrics.y_metric("total")
     side_a, side_b = compare.sides_from_view(
-        explore(full_db, views.compare_state(ViewState()), catalog), catalog)
+        explore(full_db, link_view.compare_state(ViewState()), catalog), catalog)
     curve = compare.multiple_curve(side_a, side_b, total)
     lat = latency.latency(full_db, ViewState(pct="p50", target=100), catalog)
     the_plan = planner.plan(full_db, ViewState(sessions=10_000), catalog)
-    title, subtitle = views.planner_context(the_plan, catalog, "http://localhost:8501/planner")
-    trend = trends.over_time(full_db, ViewState(), catalog)
+    title, subtitle = link_view.planner_context(the_plan, catalog, "http://localhost:8501/planner")
+    trend = over_time.over_time(full_db, ViewState(), catalog)
     sim = pd.DataFrame({"interactivity_p50": [], "throughput_total_per_gpu": [], "layout": [],
                         "concurrency": []})
     cases = {
@@ -293,9 +303,9 @@ def _builder_cases(full_db, catalog) -> dict:
 
 
 def test_every_chart_builder_renders_through_vl_convert(full_db, catalog):
-    """Every `*_chart` builder of opx.charts, fed from the built-in data, renders to SVG and PNG;
+    """Every `*_chart` builder of opx.publish.charts, fed from the built-in data, renders to SVG and PNG;
     a new builder without a case here fails this test."""
-    from opx import charts
+    from opx.publish import charts
     cases = _builder_cases(full_db, catalog)
     # the default view's simulated curves are anchored: their band is an area of the chart
     assert any(layer.get("mark", {}).get("type") == "area"
@@ -331,7 +341,7 @@ def test_no_chart_builder_makes_altair_search_its_schema(full_db, catalog, monke
     cases = _builder_cases(full_db, catalog)
     for chart in cases.values():
         chart.to_dict()
-    from opx import charts
+    from opx.publish import charts
     view = explore(full_db, ViewState(), catalog)
     charts.with_target(charts.explorer_base_spec(view, catalog, charts.explorer_x_domain(view)),
                        view, catalog, still=True)
@@ -389,9 +399,9 @@ def test_the_simulate_chart_sends_each_frame_once_with_only_what_it_draws(full_d
     """The layout curves' line and points read one frame: it is sent once, cut to what either
     draws (the points frame has 25 columns, the chart reads 6)."""
     from models.simulate_view import SimulateState
-    from opx.simulate_page import simulate_view
+    from opx.answers.simulation import simulate_view
     sim = simulate_view(full_db, SimulateState(), catalog)
-    spec = sim.chart(catalog).to_dict()
+    spec = simulate_view_chart(sim, catalog).to_dict()
     _assert_lean(spec)
     curves = sim.result.points_frame().interactivity_p50.notna().sum()
     envelope = len(sim.result.envelope)
@@ -609,10 +619,10 @@ def test_the_simulate_chart_s_axis_reaches_the_target(full_db, catalog):
     """A target beyond the curve is on the axis (the rule inside the plot), as on the Explorer;
     one inside the curve's range leaves the axis to the data."""
     from models.simulate_view import SimulateState
-    from opx.simulate_page import simulate_view
+    from opx.answers.simulation import simulate_view
     for target, beyond in ((5000.0, True), (20.0, False)):
         sim = simulate_view(full_db, SimulateState(target=target), catalog)
-        spec = sim.chart(catalog).to_dict()
+        spec = simulate_view_chart(sim, catalog).to_dict()
         lo, hi = next(layer["encoding"]["x"]["scale"]["domain"] for layer in spec["layer"]
                       if "scale" in layer["encoding"].get("x", {}))
         assert lo < target < hi

@@ -9,7 +9,9 @@ import sys
 
 import pytest
 
-from opx import cli, queries, store
+from opx import cli, store
+
+from opx.store import queries
 from tests.conftest import ROOT
 
 
@@ -116,7 +118,7 @@ def test_table_fits_120_columns_on_the_default_data(capsys, full_db):
 @pytest.fixture
 def odd_db(seed_db, tmp_path):
     """The default data plus a run with a 1 MB label, long notes and a long hardware name."""
-    from opx.builtin import builtin_runs
+    from opx.ingest.builtin import builtin_runs
     path = tmp_path / "odd.duckdb"
     shutil.copy(seed_db, path)
     base = builtin_runs()[0]
@@ -215,6 +217,6 @@ def test_a_missing_id_is_an_error(capsys, seed_db, fmt):
 
 
 def test_csv_listing_keeps_formula_like_text_as_text():
-    from opx.runs_output import csv_value
+    from opx.publish.runs_output import csv_value
     assert csv_value("=HYPERLINK(\"http://x\")").startswith("'=")
     assert csv_value("-5") == "-5" and csv_value(-5.0) == -5.0 and csv_value("plain") == "plain"

@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from opx import metrics
-from opx.compare import Side, lead_summary, multiple_curve
+from opx.curves import metrics
+from opx.answers.compare import Side, lead_summary, multiple_curve
 
 TOTAL = metrics.y_metric("total")
 
@@ -26,7 +26,7 @@ def test_multiple_curve_marks_where_a_side_cannot_reach():
 
 
 def test_lower_is_better_metrics_invert_who_leads():
-    from opx.economics import Economics
+    from opx.curves.economics import Economics
     e = Economics("x", 2.0, 1000.0, "catalog", "catalog")
     a = Side("A", "A", np.array([10.0, 100.0]), np.array([3000.0, 2000.0]), "measured", e)
     b = Side("B", "B", np.array([10.0, 100.0]), np.array([1000.0, 500.0]), "measured", e)
@@ -46,7 +46,7 @@ def test_one_interactivity_in_common_is_not_a_span():
 
 
 def test_runs_head_to_head_name_their_kinds():
-    from opx.compare import run_multiples
+    from opx.answers.compare import run_multiples
     a = Side("ra", "run A", np.array([10.0, 100.0]), np.array([3000.0, 2000.0]), "simulated", None)
     b = Side("rb", "run B", np.array([10.0, 100.0]), np.array([1000.0, 500.0]), "measured", None)
     at_target, at_peak = run_multiples(a, b, 50.0, TOTAL)

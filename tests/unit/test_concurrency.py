@@ -32,7 +32,7 @@ READER = textwrap.dedent("""
     from pathlib import Path
     from models import ViewState
     from opx.catalog import load_catalog
-    from opx.explorer import explore
+    from opx.answers.explorer import explore
     db, seconds, threads = Path(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3])
     catalog = load_catalog()
     errors, reads = [], [0]
@@ -157,8 +157,9 @@ BATCH_WRITER = textwrap.dedent("""
     from pathlib import Path
     from models import Deployment, Point, Run
     from opx import store
+    from opx.store import duckdb_file
     db, batches, wait = Path(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
-    store.WRITE_WAIT_SECONDS = store.LOCK_RETRY_SECONDS = wait   # a short bound, to fail fast
+    duckdb_file.WRITE_WAIT_SECONDS = duckdb_file.LOCK_RETRY_SECONDS = wait   # a short bound, to fail fast
     for b in range(batches):
         runs = [Run(hardware="h200", model="deepseek-r1", workload="1k1k", provenance="measured",
                     source=f"batch-{{b}}-{{i}}.json", label=f"batch {{b}} run {{i}}",
@@ -206,7 +207,7 @@ def test_a_writer_gets_in_between_readers_that_always_hold_the_file(tmp_path, se
 
 
 def test_a_reader_that_waits_for_a_writer_says_so(seed_db, tmp_path, monkeypatch):
-    """A reader kept out by a writer's batch enters `store.on_reader_wait` (the dashboard's
+    """A reader kept out by a writer's batch enters `opx.store.duckdb_file.on_reader_wait` (the dashboard's
     "Importing…" spinner) once, and leaves it when it gets in; a reader that gets in at once
     says nothing."""
     import contextlib
@@ -221,7 +222,8 @@ def test_a_reader_that_waits_for_a_writer_says_so(seed_db, tmp_path, monkeypatch
         said.append("enter")
         yield
         said.append("leave")
-    monkeypatch.setattr(store, "on_reader_wait", saying)
+    from opx.store import duckdb_file
+    monkeypatch.setattr(duckdb_file, "on_reader_wait", saying)
     with store.reading(db) as con:
         store.count_runs(con)
     assert said == []

@@ -4,9 +4,10 @@ import shutil
 import pytest
 
 from models import ViewState
-from opx import dataset, store
+from opx import store
+from opx.store import dataset
 from opx.errors import StoreError
-from opx.explorer import explore
+from opx.answers.explorer import explore
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""Work done when data changes (opx/envelopes.py, opx/stored_fits.py, opx/precompute.py): what is
+"""Work done when data changes (opx/store/envelopes.py, opx/store/stored_fits.py, opx/answers/precompute.py): what is
 stored equals what a view would compute, after every kind of write, and a view reads it."""
 from __future__ import annotations
 
@@ -16,8 +16,14 @@ import pandas as pd
 import pytest
 
 from models import ViewState
-from opx import anchoring, envelopes, explorer, precompute, queries, store, stored_fits
-from opx.builtin import builtin_runs
+from opx import store
+from opx.answers import anchoring
+from opx.store import envelopes
+from opx.answers import explorer
+from opx.answers import precompute
+from opx.store import queries
+from opx.store import stored_fits
+from opx.ingest.builtin import builtin_runs
 from opx.simulate import anchor as A
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -188,7 +194,7 @@ def refuse(*a, **k):
     raise AssertionError("a fit was made at view time")
 anchor.fit = refuse
 from models import ViewState
-from opx import explorer
+from opx.answers import explorer
 from opx.catalog import load_catalog
 v = explorer.explore(Path(sys.argv[1]), ViewState(pct=sys.argv[2]), load_catalog())
 print(json.dumps({s.hardware: [s.answer.value, s.projection.value] for s in v.summaries}
@@ -247,7 +253,7 @@ def test_a_fit_made_at_view_time_is_stored_for_everyone_unless_read_only(full_db
 
 
 def test_the_simulate_page_shares_the_explorers_fit(full_db, catalog):
-    from opx.simulate_page import session_start, simulate_view
+    from opx.answers.simulation import session_start, simulate_view
     _forget_fits()
     explorer.explore(full_db, ViewState(), catalog)
     made = len(anchoring._CACHE)

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from models.view import QUERY_FIELDS
-from opx import metrics
+from opx.curves import metrics
 from opx.cli import build_parser
 from opx.links import PAGES
 from tests.conftest import ROOT
@@ -81,13 +81,13 @@ def test_every_import_format_has_a_page_and_a_row(name):
 
 @pytest.mark.parametrize("fmt", ["png", "svg", "pdf", "html", "csv", "json", "vl.json", "parquet"])
 def test_every_export_format_is_in_the_readme(fmt):
-    from opx.export import FORMATS
+    from opx.publish.export import FORMATS
     assert fmt in FORMATS
     assert fmt in (ROOT / "README.md").read_text()
 
 
 def test_every_export_format_is_in_sharing():
-    from opx.export import FORMATS
+    from opx.publish.export import FORMATS
     rows = [line for line in _doc("sharing.md").splitlines() if line.startswith("| `")]
     missing = [f for f in FORMATS if not any(f"`{f}`" in row for row in rows)]
     assert not missing, f"export formats missing from docs/sharing.md: {missing}"

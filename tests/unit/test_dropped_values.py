@@ -29,7 +29,8 @@ def test_a_saved_view_that_does_not_exist_is_a_notice(seed_db, tmp_path, capsys)
 
 def test_a_saved_view_is_opened_by_the_export(seed_db, tmp_path, capsys):
     from models import ViewState
-    from opx import saved_views, store
+    from opx import store
+    from opx.store import saved_views
     db = tmp_path / "opx.duckdb"
     db.write_bytes(seed_db.read_bytes())
     with store.writing(db) as con:

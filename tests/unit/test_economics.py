@@ -1,5 +1,5 @@
 from models import ViewState
-from opx.economics import economics_for, with_edits
+from opx.curves.economics import economics_for, with_edits
 
 
 def test_an_edit_that_differs_from_the_catalog_becomes_an_override(catalog):

@@ -2,8 +2,9 @@
 import pytest
 
 from models import Deployment, Point, Run, ViewState
-from opx import queries, store
-from opx.explorer import explore
+from opx import store
+from opx.store import queries
+from opx.answers.explorer import explore
 
 
 def test_seed_case_figures(seed_db, catalog):
@@ -81,7 +82,7 @@ def test_caveats_are_the_notes_of_the_points_behind_each_figure(full_db, catalog
     at its peak, references first."""
     import numpy as np
 
-    from opx.explorer import _caveat
+    from opx.answers.explorer import _caveat
     view = explore(full_db, ViewState(hw=hw, target=target), catalog)
     want = []
     for s in view.summaries:
@@ -109,10 +110,10 @@ def test_caveats_are_the_notes_of_the_points_behind_each_figure(full_db, catalog
 
 
 def test_deployment_labels_made_once_per_deployment_are_each_row_s(full_db):
-    """`_deployment_labels` makes a label once per distinct deployment: for every point and
+    """`deployment_labels` makes a label once per distinct deployment: for every point and
     reference figure the database holds, each row's is the label made from that row alone."""
-    from opx.explorer import _deployment_label, _deployment_labels
+    from opx.answers.run_labels import deployment_label, deployment_labels
     with store.reading(full_db) as con:
         rows = con.execute("SELECT * FROM runs").df()
     assert len(rows) > 100 and rows.tp.isna().any() and rows.disaggregated.astype(bool).any()
-    assert _deployment_labels(rows) == [_deployment_label(r) for r in rows.itertuples()]
+    assert deployment_labels(rows) == [deployment_label(r) for r in rows.itertuples()]

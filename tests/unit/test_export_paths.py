@@ -7,7 +7,9 @@ import stat
 
 import pytest
 
-from opx import cli, output
+from opx import cli
+
+from opx.publish import output
 from opx.errors import OpxError, OutputError, printable, shown
 from tests.conftest import ROOT
 

@@ -2,7 +2,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from opx.frontier import SNAP, ValueAt, pareto_mask, value_at, values_at
+from opx.curves.frontier import SNAP, ValueAt, pareto_mask, value_at, values_at
 
 coords = st.floats(min_value=0.5, max_value=5000, allow_nan=False, allow_infinity=False)
 point_sets = st.lists(st.tuples(coords, st.floats(min_value=0, max_value=3e6, allow_nan=False)),
@@ -100,7 +100,7 @@ def test_value_at_an_exact_point_and_no_extrapolation():
 
 
 def test_provenance_names_read_the_shown_provenance():
-    from opx.frontier import kind_of, provenance_names
+    from opx.curves.frontier import kind_of, provenance_names
     assert provenance_names("interpolated between measured / published points") == \
         ["measured", "published"]
     assert provenance_names("preview (interactivity not stated)") == ["preview"]

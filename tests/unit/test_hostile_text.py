@@ -18,8 +18,14 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from opx import export, queries, store, views
-from opx.importer import import_uploads
+from opx import store
+
+from opx.publish import export
+
+from opx.store import queries
+
+from opx.publish import render
+from opx.store.importer import import_uploads
 from opx.ingest.core import IngestOptions
 from opx.links import parse_link
 from ui.text import WORD_JOINER, escape_md
@@ -190,12 +196,12 @@ def test_an_svg_with_active_content_is_refused_not_written(monkeypatch, svg):
 def test_every_markup_export_of_a_hostile_view_is_inert(hostile, catalog, page):
     db, ids = hostile
     link = parse_link(hostile_links(ids)[page])
-    spec = json.loads(views.render_link(link, "vl.json", db, catalog))
+    spec = json.loads(render.render_link(link, "vl.json", db, catalog))
     assert SCRIPT_LABEL in json.dumps(spec, ensure_ascii=False)     # the hostile text is shown
-    html = views.render_link(link, "html", db, catalog).decode()
+    html = render.render_link(link, "html", db, catalog).decode()
     empty = export.chart_html({"mark": "point"}).decode()
     assert _script_tags(html) == _script_tags(empty)
-    svg = views.render_link(link, "svg", db, catalog).decode()
+    svg = render.render_link(link, "svg", db, catalog).decode()
     assert "<script" not in svg and "<img" not in svg and "<!--" not in svg
     ET.fromstring(svg)                                             # well-formed, text escaped
 
@@ -220,7 +226,7 @@ def test_unquote_cell_gives_back_exactly_the_text(text):
 def test_csv_exports_neutralise_text_cells_and_keep_numbers(hostile, catalog):
     db, ids = hostile
     link = parse_link(hostile_links(ids)["explorer"])
-    frame = pd.read_csv(io.BytesIO(views.render_link(link, "csv", db, catalog)))
+    frame = pd.read_csv(io.BytesIO(render.render_link(link, "csv", db, catalog)))
     ours = frame[frame.label == "'" + FORMULA_LABEL]
     assert len(ours) and set(ours.framework) == {"'" + FORMULA_FRAMEWORK}
     assert set(ours.note) == {"'" + FORMULA_NOTE}

@@ -7,10 +7,10 @@ import pandas as pd
 import pytest
 
 from models import ViewState
-from opx.charts import LATENCY_PAD, hardware_color, latency_chart
-from opx.importer import import_files
+from opx.publish.charts import LATENCY_PAD, hardware_color, latency_chart
+from opx.store.importer import import_files
 from opx.ingest.core import IngestOptions
-from opx.latency import (MAX_RUNS, dropped_runs_notes, kv_pool_table, latency,
+from opx.answers.latency import (MAX_RUNS, dropped_runs_notes, kv_pool_table, latency,
                          operating_table, own_runs, runs_table)
 
 HEADER = ("hardware,model,workload,framework,precision,gpus_total,tp,provenance,date,concurrency,"
@@ -85,15 +85,15 @@ def test_above_the_data_the_projection_and_without_a_figure_the_most_points(db, 
 
 
 def test_the_answers_table_is_the_explorers_figure(db, catalog):
-    from opx.explorer import explore
-    from opx.latency import answers_table
+    from opx.answers.explorer import explore
+    from opx.answers.latency import answers_table
     for target in (10, 150, 160, 1000):
         view = latency(db, state(target=target), catalog)
         table = answers_table(view).set_index("Hardware")
         explorer = explore(db, state(target=target), catalog)
         for s in explorer.summaries:
             cell = table.loc[s.name, f"At {target:g} tok/s/user (tok/s/GPU)"]
-            assert cell == s.answer.cell(__import__("opx.metrics").metrics.y_metric("total"))
+            assert cell == s.answer.cell(__import__("opx.curves.metrics").metrics.y_metric("total"))
 
 
 def test_legend_names_are_the_hardware_and_what_differs(db, catalog):
@@ -175,7 +175,7 @@ def test_the_page_draws_the_export_s_panels_apart_aligned_with_one_legend(db, ca
     reaches a little past the first and last points, so none is cut by an axis."""
     import vl_convert as vlc
 
-    from opx.charts import latency_page_specs
+    from opx.publish.charts import latency_page_specs
     view = latency(db, state(target=160, conc=16), catalog)
     parts, specs = latency_page_specs(view.points, "p50", 16, catalog)
     export = latency_chart(view.points, "p50", 16, catalog).to_dict()
@@ -236,8 +236,9 @@ def test_an_empty_latency_view_says_why_and_the_fix(seed_db, catalog):
     """No latencies at the statistic: the note points to the statistics that have them; with
     none, to the filters when set, else to another system."""
     from models import pct_label
-    from opx import queries, store
-    from opx.explorer import filters_for
+    from opx import store
+    from opx.store import queries
+    from opx.store.queries import filters_for
     state = ViewState(model="deepseek-r1", workload="1k1k", hw=("b200",), pct="p99")
     with store.reading(seed_db) as con:
         have = queries.latency_percentiles(con, filters_for(state))

@@ -5,11 +5,11 @@ import shutil
 import pytest
 
 from models import ViewState
-from opx.importer import import_files
+from opx.store.importer import import_files
 from opx.ingest.core import IngestOptions
-from opx.latency import latency
-from opx.planner import plan
-from opx.trends import over_time
+from opx.answers.latency import latency
+from opx.answers.planner import plan
+from opx.answers.over_time import over_time
 from tests.conftest import ROOT
 
 FIX = ROOT / "tests" / "fixtures" / "opx-csv"

@@ -7,8 +7,10 @@ import json
 import pytest
 
 from models import ViewState
-from opx import compare, metrics, views
-from opx.explorer import explore
+from opx.answers import compare
+from opx.curves import metrics
+from opx.publish import link_view, render
+from opx.answers.explorer import explore
 from opx.links import parse_link
 
 TOTAL = metrics.y_metric("total")
@@ -132,28 +134,28 @@ def test_tables_and_headlines_read(full_db, catalog, state):
 
 
 def test_exports_carry_the_kinds(full_db, catalog):
-    seed = json.loads(views.render_link(parse_link("/compare"), "json", full_db, catalog))
+    seed = json.loads(render.render_link(parse_link("/compare"), "json", full_db, catalog))
     assert seed["multiple_at_target"] == pytest.approx(58.0, rel=1e-3)
     assert seed["multiple_at_peak"] == pytest.approx(2.7, rel=1e-3)
     assert seed["multiple_at_target_basis"] == "preview vs derived"
     assert seed["a"]["peak"] == pytest.approx(2.52e6)
     assert seed["a"]["simulated_at_target"] > 0 and "simulated_peak" not in seed["a"]
     assert seed["target_rule"].startswith("Data first")
-    explorer = json.loads(views.render_link(parse_link(
+    explorer = json.loads(render.render_link(parse_link(
         "/?hw=gb200-nvl72&hw=gb300-nvl72&unanchored=1"), "json", full_db, catalog))
     gb200 = next(h for h in explorer["hardware"] if h["hardware"] == "gb200-nvl72")
     assert gb200["multiple_at_peak_kind"] == "mixed"
     assert gb200["multiple_at_peak_text"].endswith("(mixed: simulated vs derived)")
     assert {"at_target", "peak", "simulated_at_target", "anchored", "anchor_residuals"} <= set(gb200)
     assert gb200["anchored"] is False and "unanchored=1" in gb200["anchoring"]
-    anchored = json.loads(views.render_link(parse_link("/"), "json", full_db, catalog))
+    anchored = json.loads(render.render_link(parse_link("/"), "json", full_db, catalog))
     for h in anchored["hardware"]:
         assert h["anchored"] is True and h["simulated_at_target"] > 0
         assert all(r["within"] for r in h["anchor_residuals"] if r["fitted"])
 
 
 def test_compare_divides_like_with_like_across_interactivity(full_db, catalog):
-    view = explore(full_db, views.compare_state(ViewState()), catalog)
+    view = explore(full_db, link_view.compare_state(ViewState()), catalog)
     a, b = compare.sides_from_view(view, catalog)
     # the data figures meet at one interactivity only, so the curve divides the simulated ones
     assert (a.name, b.name) == ("Vera Rubin NVL72 (simulated)", "GB300 NVL72 (simulated)")

@@ -12,8 +12,10 @@ import pandas as pd
 import pytest
 from scipy.interpolate import PchipInterpolator
 
-from opx import cli, queries, store
-from opx.builtin import INFERENCEX_SOURCE, builtin_runs
+from opx import cli, store
+
+from opx.store import queries
+from opx.ingest.builtin import INFERENCEX_SOURCE, builtin_runs
 from opx.config import MEASURED_DIR
 from tests.conftest import ROOT, shared_fixture
 

@@ -10,12 +10,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from models import ViewState
-from opx import metrics, store
-from opx.explorer import explore
-from opx.latency import answers_table, latency
+from opx import store
+from opx.curves import metrics
+from opx.answers.explorer import explore
+from opx.answers.latency import answers_table, latency
 from opx.links import parse_link
-from opx.planner import deployed, explorer_state, plan
-from opx.views import render_link
+from opx.answers.planner import deployed, explorer_state, plan
+from opx.publish.render import render_link
 
 EXAMPLES = int(os.environ.get("OPX_PROPERTY_EXAMPLES", "24"))
 PCTS = ("mean", "p50", "p90", "p99")
@@ -137,7 +138,7 @@ def test_every_page_gives_the_resolvers_figure(full_db, catalog, held, data):
 def test_simulate_opens_on_the_explorers_projection(full_db, catalog):
     """From the session's view, Simulate's projection at the target is the Explorer's, and the
     figure it names for the hardware is the resolver's."""
-    from opx.simulate_page import session_start, simulate_view
+    from opx.answers.simulation import session_start, simulate_view
     for state in (ViewState(pct="p50", target=200), ViewState(target=100),
                   ViewState(hw=("gb300-nvl72",), pct="p50", target=300)):
         start = session_start(full_db, state, catalog)
@@ -157,7 +158,7 @@ def test_simulate_opens_on_the_explorers_projection(full_db, catalog):
 def test_every_coverage_row_opens_a_view_that_answers(full_db, catalog):
     """A coverage row opens a view whose baseline has a figure at the statistic it opens at and,
     where two systems have data there, a multiple at the target."""
-    from opx.coverage import coverage
+    from opx.answers.coverage import coverage
     rows = coverage(full_db, catalog)
     assert len(rows) > 10
     answered = 0

@@ -8,7 +8,9 @@ import subprocess
 import sys
 import time
 
-from opx import pgstore, store
+from opx import store
+
+from opx.store import pgstore
 from tests.conftest import ROOT, new_pg_database
 from tests.unit.test_concurrency import READER, make_files
 
@@ -35,7 +37,7 @@ def _folders(tmp_path):
 def test_writers_importing_at_once_store_every_file_once_while_replicas_read(pg_cluster, tmp_path,
                                                                            seed_pg):
     url = new_pg_database(pg_cluster)
-    from opx.builtin import builtin_runs
+    from opx.ingest.builtin import builtin_runs
     with store.writing(url) as con:
         store.write_runs(con, builtin_runs())
         seeded = store.count_runs(con)

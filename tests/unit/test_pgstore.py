@@ -9,7 +9,9 @@ import duckdb
 import pytest
 
 from models import Deployment, Point, Run, ViewState
-from opx import pgstore, saved_views, store
+from opx import store
+from opx.store import pgstore
+from opx.store import saved_views
 from opx.errors import StoreError
 from tests.conftest import new_pg_database
 
@@ -89,8 +91,8 @@ def test_the_copy_equals_a_file_with_the_same_writes(pg_cluster, tmp_path, full_
     file = tmp_path / "same.duckdb"
     with store.reading(full_db) as con:
         fits = con.execute("SELECT key, hardware, model, workload, payload FROM derived_fits").fetchall()
-    from opx import stored_fits
-    from opx.builtin import builtin_runs
+    from opx.store import stored_fits
+    from opx.ingest.builtin import builtin_runs
     runs = builtin_runs()
     for db in (url, file):
         with store.writing(db) as con:
@@ -367,7 +369,7 @@ def test_a_writer_waits_a_bounded_time_for_another_and_says_so(pg_cluster, monke
 
 def test_a_write_that_bypasses_the_journal_is_refused(pg_cluster):
     url = new_pg_database(pg_cluster)
-    with pytest.raises(AssertionError, match="without telling opx.journal"):
+    with pytest.raises(AssertionError, match="without telling opx.store.journal"):
         with store.writing(url) as con:
             con.execute("UPDATE data_version SET version = version + 1")
     with store.reading(replica(url, "after")) as con:
@@ -380,7 +382,8 @@ def test_a_fit_one_replica_makes_at_view_time_a_new_replica_reads_without_fittin
     import os
     import subprocess
     import sys
-    from opx import anchoring, explorer
+    from opx.answers import anchoring
+    from opx.answers import explorer
     from tests.conftest import ROOT
     from tests.unit.test_derived import VIEW_WITHOUT_FITTING, _forget_fits
     file = tmp_path / "no-fits.duckdb"
@@ -409,7 +412,7 @@ def test_a_delete_that_bypasses_the_journal_is_refused(pg_cluster):
     url = new_pg_database(pg_cluster)
     with store.writing(url) as con:
         store.write_runs(con, [_run("h100")])
-    with pytest.raises(AssertionError, match="without telling opx.journal"):
+    with pytest.raises(AssertionError, match="without telling opx.store.journal"):
         with store.writing(url) as con:
             con.execute("DELETE FROM points")
     with store.reading(url) as con:

@@ -7,12 +7,12 @@ import shutil
 import pytest
 
 from models import ViewState
-from opx.charts import hardware_color, planner_chart
-from opx.explorer import explore
-from opx.importer import import_files
+from opx.publish.charts import hardware_color, planner_chart
+from opx.answers.explorer import explore
+from opx.store.importer import import_files
 from opx.ingest.core import IngestOptions
-from opx.planner import deployed, explorer_state, money, output_share, plan
-from opx.views import planner_context
+from opx.answers.planner import deployed, explorer_state, money, output_share, plan
+from opx.publish.render import planner_context
 
 AGENTX_SHARE = 345 / (85_000 + 345)
 
@@ -68,7 +68,7 @@ def test_a_stricter_percentiles_figure_meets_the_sla(full_db, catalog):
     table = result.table().set_index("Hardware")
     assert table.loc["Vera Rubin NVL72", "At target (tok/s/GPU)"] == "≥ 1.7M"
     view = explore(full_db, ViewState(pct="p50"), catalog)
-    assert view.summaries[0].answer.cell(__import__("opx.metrics").metrics.y_metric("total")) \
+    assert view.summaries[0].answer.cell(__import__("opx.curves.metrics").metrics.y_metric("total")) \
         == "≥ 1.7M"
 
 
@@ -181,7 +181,7 @@ def test_the_chart_is_tall_enough_coloured_by_hardware_and_says_dollars(full_db,
 
 def test_exports_agree_with_the_page(full_db, catalog):
     from opx.links import parse_link
-    from opx.views import render_link
+    from opx.publish.render import render_link
     link = parse_link("/planner?sessions=10000", catalog)
     summary = json.loads(render_link(link, "json", full_db, catalog))
     page = plan(full_db, link.state, catalog)

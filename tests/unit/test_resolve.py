@@ -3,8 +3,8 @@ at the target")."""
 import pandas as pd
 import pytest
 
-from opx import resolve
-from opx.metrics import y_metric
+from opx.answers import resolve
+from opx.curves.metrics import y_metric
 
 TOTAL, COST = y_metric("total"), y_metric("usd_per_mtok")
 

@@ -3,7 +3,8 @@ import shutil
 import pytest
 
 from models import ViewState
-from opx import saved_views, store
+from opx import store
+from opx.store import saved_views
 from opx.errors import OpxError
 
 

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from opx import cli
-from opx.export import strict_json
+from opx.publish.export import strict_json
 
 
 @pytest.mark.parametrize("flag, value", [("--hbm-tb-s", "inf"), ("--hbm-tb-s", "1e-300"),

@@ -12,6 +12,7 @@ import duckdb
 import pytest
 
 from opx import cli, store
+from opx.store import duckdb_file, rows
 from opx.errors import StoreError
 from tests.conftest import ROOT
 
@@ -95,7 +96,7 @@ def test_a_full_disk_is_a_clear_error_and_the_database_keeps_what_it_had(seed_db
     with store.reading(db) as con:
         before = store.count_runs(con)
     from tests.unit.test_store import _run
-    monkeypatch.setattr(store, "_insert", _no_space)
+    monkeypatch.setattr(rows, "_insert", _no_space)
     with pytest.raises(StoreError, match="disk is full") as err:
         with store.writing(db) as con:
             store.write_runs(con, [_run()])
@@ -114,7 +115,7 @@ def test_a_full_disk_is_a_clear_error_and_the_database_keeps_what_it_had(seed_db
 def test_an_import_on_a_full_disk_exits_with_the_message(seed_db, tmp_path, monkeypatch, capsys):
     db = tmp_path / "opx.duckdb"
     db.write_bytes(seed_db.read_bytes())
-    monkeypatch.setattr(store, "_insert", _no_space)
+    monkeypatch.setattr(rows, "_insert", _no_space)
     code = cli.main(["ingest", str(FIX / "h200-sweep-part1.csv"), "--db", str(db)])
     err = capsys.readouterr().err
     assert code == 1
@@ -123,18 +124,18 @@ def test_an_import_on_a_full_disk_exits_with_the_message(seed_db, tmp_path, monk
 
 def test_an_import_that_cannot_finish_says_which_files_were_stored(seed_db, tmp_path, monkeypatch,
                                                                    capsys):
-    from opx import importer
+    from opx.store import importer
     db = tmp_path / "opx.duckdb"
     db.write_bytes(seed_db.read_bytes())
     monkeypatch.setattr(importer, "BATCH_FILES", 1)
-    real, calls = store._insert, []
+    real, calls = rows._insert, []
 
     def full_after_first_file(con, table, columns, rows):
         calls.append(table)
         if calls.count("runs") > 1:
             _no_space()
         return real(con, table, columns, rows)
-    monkeypatch.setattr(store, "_insert", full_after_first_file)
+    monkeypatch.setattr(rows, "_insert", full_after_first_file)
     code = cli.main(["ingest", str(FIX / "h200-sweep-part1.csv"), str(FIX / "no-gpus.csv"),
                      "--gpus", "8", "--db", str(db)])
     out, err = capsys.readouterr()
@@ -150,8 +151,8 @@ def test_a_reader_waits_for_a_writer_then_says_the_database_is_busy(seed_db, tmp
     db.write_bytes(seed_db.read_bytes())
     with store.writing(db):
         pass                                    # the gate file exists
-    monkeypatch.setattr(store, "LOCK_RETRY_SECONDS", 0.3)
-    fd = os.open(store.gate_path(db), os.O_RDWR)
+    monkeypatch.setattr(duckdb_file, "LOCK_RETRY_SECONDS", 0.3)
+    fd = os.open(duckdb_file.gate_path(db), os.O_RDWR)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)          # a writer at the gate
         start = time.monotonic()
@@ -168,7 +169,7 @@ def test_a_reader_waits_for_a_writer_then_says_the_database_is_busy(seed_db, tmp
 def test_a_writer_waits_a_bounded_time_for_a_reader_that_stays(seed_db, tmp_path, monkeypatch):
     db = tmp_path / "opx.duckdb"
     db.write_bytes(seed_db.read_bytes())
-    monkeypatch.setattr(store, "WRITE_WAIT_SECONDS", 0.3)
+    monkeypatch.setattr(duckdb_file, "WRITE_WAIT_SECONDS", 0.3)
     with store.reading(db):                     # DuckDB refuses a writer while it is open
         with pytest.raises(StoreError, match="is busy") as err:
             with store.writing(db):
@@ -201,7 +202,7 @@ def test_a_disk_that_fills_inside_a_batch_reports_exactly_what_is_stored(seed_db
         (folder / f"f{i}.csv").write_text(head + "".join(
             f"h200,deepseek-r1,1k1k,8,{c},{300 / c:.3f},{100 * c + i},file {i}\n"
             for c in (1, 2, 4)))
-    real, runs_written = store._insert, []
+    real, runs_written = rows._insert, []
 
     def fills_after_three_files(con, table, columns, rows):
         if table == "runs":
@@ -209,7 +210,7 @@ def test_a_disk_that_fills_inside_a_batch_reports_exactly_what_is_stored(seed_db
                 _no_space()
             runs_written.append(rows)
         return real(con, table, columns, rows)
-    monkeypatch.setattr(store, "_insert", fills_after_three_files)
+    monkeypatch.setattr(rows, "_insert", fills_after_three_files)
     code = cli.main(["ingest", str(folder), "--db", str(db)])
     out, err = capsys.readouterr()
     assert code == 1 and "disk is full" in err

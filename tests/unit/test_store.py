@@ -3,7 +3,8 @@ import pytest
 
 from models import Deployment, Point, Run
 from opx import store
-from opx.builtin import builtin_runs
+from opx.store import schema
+from opx.ingest.builtin import builtin_runs
 from opx.errors import StoreError
 
 
@@ -18,10 +19,10 @@ def _run(n_points=3, hardware="h200"):
 def test_migrations_create_the_schema_once(empty_store):
     db = empty_store
     with store.writing(db) as con:
-        assert store._schema_version(con) == store.SCHEMA_VERSION
+        assert schema.schema_version(con) == store.SCHEMA_VERSION
     with store.writing(db) as con:   # re-opening applies nothing twice
         rows = con.execute("SELECT count(*) FROM schema_migrations").fetchone()[0]
-        assert rows == len(store.migrations())
+        assert rows == len(schema.migrations())
 
 
 def test_reimport_changes_nothing(empty_store):
@@ -107,7 +108,7 @@ def test_builtin_data_loads_every_published_figure(seed_store):
     seed_db = seed_store
     import csv
     from opx.config import PUBLISHED_DIR
-    from opx.builtin import INFERENCEX_SOURCE
+    from opx.ingest.builtin import INFERENCEX_SOURCE
     rows = list(csv.DictReader((PUBLISHED_DIR / "points.csv").open()))
     with store.reading(seed_db) as con:
         runs, points = con.execute(

@@ -3,7 +3,7 @@ import pytest
 
 from opx import store
 from opx.errors import OpxError
-from opx.importer import import_files, import_uploads
+from opx.store.importer import import_files, import_uploads
 from opx.ingest import core
 from opx.ingest.core import IngestOptions, parse_file, read_text
 from tests.conftest import ROOT

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from opx import store
-from opx.importer import import_files
+from opx.store.importer import import_files
 from opx.ingest.core import IngestOptions, detect, formats, parse_file
 from tests.unit.ingest.samples import OWN, SHARED, owner_of, read, sample_files
 

@@ -11,8 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from opx import importer, store
-from opx.importer import _parse_chunk
+from opx import store
+
+from opx.store import importer
+from opx.store.importer import _parse_chunk
 from opx.catalog import load_catalog
 from opx.ingest.core import IngestOptions
 from tests.conftest import ROOT

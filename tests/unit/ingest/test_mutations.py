@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from opx import store
-from opx.importer import import_uploads
+from opx.store.importer import import_uploads
 from opx.ingest.core import IngestOptions
 from tests.conftest import ROOT
 

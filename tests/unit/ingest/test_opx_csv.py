@@ -1,8 +1,10 @@
 """opx's own CSV: hand-entered rows, bad cells, and the Data page export importing back unchanged."""
 import pytest
 
-from opx import queries, store
-from opx.importer import import_uploads
+from opx import store
+
+from opx.store import queries
+from opx.store.importer import import_uploads
 from opx.ingest.base import FormatError
 from opx.ingest.core import IngestOptions
 from opx.ingest.opx_csv import COLUMNS, parse, sniff

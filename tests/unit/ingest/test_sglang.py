@@ -219,7 +219,7 @@ def test_workload_flag_overrides_the_configured_lengths(catalog):
 
 def test_random_length_sweep_imports_as_one_run_and_reimport_changes_nothing(tmp_path, catalog):
     from opx import store
-    from opx.importer import import_files
+    from opx.store.importer import import_files
     db = tmp_path / "opx.duckdb"
     options = core.IngestOptions(hardware="h100", gpus=1)
     (first,) = import_files([SWEEP], options, db, catalog)
@@ -233,7 +233,7 @@ def test_random_length_sweep_imports_as_one_run_and_reimport_changes_nothing(tmp
 
 def test_a_sweep_split_over_files_of_one_line_each_joins_one_run(tmp_path, catalog):
     from opx import store
-    from opx.importer import import_files
+    from opx.store.importer import import_files
     paths = []
     for n, line in enumerate(SWEEP.read_text().splitlines()):
         paths.append(tmp_path / f"c{n}.jsonl")

@@ -1,4 +1,4 @@
-"""Anchored projections (opx/simulate/anchor.py, opx/anchoring.py): which figures anchor, the fit
+"""Anchored projections (opx/simulate/anchor.py, opx/answers/anchoring.py): which figures anchor, the fit
 honours them, and the seed's figures on the default view."""
 import json
 
@@ -8,7 +8,7 @@ import pytest
 
 from models import ViewState
 from opx import cli
-from opx.explorer import explore
+from opx.answers.explorer import explore
 from opx.simulate import anchor as A
 from opx.simulate.api import SimKnobs
 
@@ -193,7 +193,7 @@ def test_a_mean_anchors_against_the_p50_envelope():
 
 
 def test_the_residual_table_writes_each_projection_in_its_anchors_unit(gb300_fit):
-    from opx.anchoring import residual_table
+    from opx.answers.anchoring import residual_table
     table = residual_table(gb300_fit)
     assert list(table.anchor) == [r["anchor"] for r in gb300_fit.residuals]
     for text, r in zip(table.projection, gb300_fit.residuals):

@@ -224,7 +224,7 @@ def test_search_is_fast(catalog):
 def test_the_envelope_table_names_its_units_and_converts_at_the_edge(gb300):
     """The Simulate page's envelope table: the registry's titles, TPOT and step times in ms,
     one row per envelope point, the same figures as the stored-units envelope."""
-    from opx import metrics
+    from opx.curves import metrics
     for pct in ("p50", "p90"):
         env, table = gb300.envelope_at(pct), gb300.envelope_table(pct)
         assert len(table) == len(env) > 0

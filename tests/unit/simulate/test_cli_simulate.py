@@ -26,13 +26,22 @@ def test_the_module_alias_stands_for_the_simulate_command(argv, want):
     assert alias.cli_args(argv) == want
 
 
-def test_the_module_alias_runs_the_same_code(monkeypatch, capsys):
-    calls = []
-    monkeypatch.setattr(cli, "main", lambda argv: calls.append(argv) or 0)
-    assert alias.main(["ablations", "s.csv"]) == 0
-    assert calls == [["simulate", "--ablations", "--silicon", "s.csv"]]
-    assert alias.main(["nonsense"]) == 2
-    assert "python -m opx simulate --ablations" in capsys.readouterr().err
+def test_the_module_alias_runs_the_same_command(tmp_path):
+    """`python -m opx.simulate ACTION` runs `python -m opx simulate --ACTION` in its place: the
+    same error line and exit code as the command it stands for."""
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[3]
+    missing = str(tmp_path / "none.csv")
+    run = lambda *argv: subprocess.run([sys.executable, *argv], cwd=root, capture_output=True,
+                                       text=True, timeout=120)
+    alias_run = run("-m", "opx.simulate", "ablations", missing)
+    command = run("-m", "opx", "simulate", "--ablations", "--silicon", missing)
+    assert alias_run.returncode == command.returncode == 1
+    assert alias_run.stderr == command.stderr and alias_run.stderr.startswith(f"error: {missing}")
+    nonsense = run("-m", "opx.simulate", "nonsense")
+    assert nonsense.returncode == 2 and "python -m opx simulate --ablations" in nonsense.stderr
 
 
 @pytest.mark.parametrize("flags", [["--calibrate", "--ablations"], ["--validate", "--spread"],

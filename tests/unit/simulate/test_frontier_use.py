@@ -1,10 +1,10 @@
-"""The simulator's envelopes use opx.frontier's rule, the one the Explorer and Compare use."""
+"""The simulator's envelopes use opx.curves.frontier's rule, the one the Explorer and Compare use."""
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from opx.frontier import pareto_mask, pareto_mask_numpy
+from opx.curves.frontier import pareto_mask, pareto_mask_numpy
 from opx.simulate import SimKnobs, api, simulate
 
 # few distinct values, so that equal x, equal y and equal (x, y) pairs are common

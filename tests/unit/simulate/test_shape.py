@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from opx import cli
-from opx.frontier import pareto_mask_numpy
+from opx.curves.frontier import pareto_mask_numpy
 from opx.simulate import anchor as A, held_out, shape as SH
 from opx.simulate.api import SimKnobs
 
@@ -266,8 +266,9 @@ def test_the_cli_draws_a_disaggregated_system_through_its_own_shape(full_db, cap
 
 
 def test_anchor_points_say_whether_their_run_is_disaggregated(full_db):
-    """The flag the shape is picked by comes from the stored run (opx.queries.anchor_points)."""
-    from opx import queries, store
+    """The flag the shape is picked by comes from the stored run (opx.store.queries.anchor_points)."""
+    from opx import store
+    from opx.store import queries
     with store.reading(full_db) as con:
         ids = [r[0] for r in con.execute(
             "SELECT id FROM runs WHERE provenance <> 'simulated' ORDER BY disaggregated DESC, id"
@@ -287,7 +288,7 @@ def test_one_point_anchor_leaves_the_physics_curve(catalog):
     assert not f.shaped
     assert f.result.saved_note() == ""
     # the Simulate chart quotes the one-anchor figure, not the two-anchor one
-    from opx.charts import simulate_subtitle
+    from opx.publish.charts import simulate_subtitle
     from opx.simulate import anchor_validation as V
     one = V.load()["overall"]["one_anchor"]
     text = " ".join(simulate_subtitle(f.result, f, "p50"))
@@ -324,10 +325,12 @@ def test_a_large_held_out_error_sits_beside_the_curve():
 
 def test_the_simulate_chart_draws_the_error_beside_the_envelope(full_db, catalog):
     from models.simulate_view import SimulateState
-    from opx.simulate_page import simulate_view
+    from opx.answers.simulation import simulate_view
+    from opx.publish.charts import simulate_view_chart
+    from opx.publish.render import simulate_json
     v = simulate_view(full_db, SimulateState(hw="b200", model="glm-5", workload="1k1k"), catalog)
-    assert v.held_out_error() and "411" not in "" and v.as_json()["projection"]["held_out_error"]
-    spec = v.chart(catalog).to_dict()
+    assert v.held_out_error() and "411" not in "" and simulate_json(v)["projection"]["held_out_error"]
+    spec = simulate_view_chart(v, catalog).to_dict()
     texts = [d for d in spec.get("datasets", {}).values() for r in d if "error_label" in r]
     assert texts and texts[0][0]["error_label"] == v.held_out_error()
 
@@ -363,8 +366,8 @@ def test_the_explorer_draws_a_large_held_out_error_beside_the_curve(full_db, tmp
     leave-points-out figure, which is under the limit, so nothing."""
     import shutil
     from models import ViewState
-    from opx import charts
-    from opx.explorer import explore
+    from opx.publish import charts
+    from opx.answers.explorer import explore
     db = tmp_path / "opx.duckdb"
     shutil.copy(full_db, db)
     assert cli.main(["simulate", "--hardware", "b200", "--model", "glm-5", "--workload", "1k1k",
@@ -431,9 +434,9 @@ def test_the_explorer_and_simulate_quote_one_held_out_figure_for_a_curve(full_db
     quote the one-anchor figure for them, from one function, never the two-anchor one."""
     from models import ViewState
     from models.simulate_view import SimulateState
-    from opx.explorer import explore
+    from opx.answers.explorer import explore
     from opx.simulate import anchor_validation as V
-    from opx.simulate_page import default_anchors, simulate_view
+    from opx.answers.simulation import default_anchors, simulate_view
     view = explore(full_db, ViewState(), catalog)
     errors = [n for n in view.notes if n.startswith("Simulated curves' error")]
     hw = view.state.hw[0]
@@ -445,7 +448,7 @@ def test_the_explorer_and_simulate_quote_one_held_out_figure_for_a_curve(full_db
     assert sim.fit.anchored and not sim.fit.shaped and "one point alone" in want
     assert any(want in n and catalog.hardware_name(hw) in n for n in errors)
     assert not any("Between two anchors" in n for n in errors)
-    assert want in " ".join(sim.chart(catalog).to_dict()["title"]["subtitle"])
+    assert want in " ".join(simulate_view_chart(sim, catalog).to_dict()["title"]["subtitle"])
 
 
 def test_a_shaped_envelope_s_rows_keep_their_statistics_consistent(catalog):
