@@ -8,7 +8,7 @@ from opx.answers import compare
 from opx.curves import metrics
 from opx.errors import OpxError
 from opx.answers.resolve import RULE
-from opx.publish.render import compare_state
+from opx.publish.link_view import compare_state
 from ui import data, share, urlstate, widgets
 from ui.text import escape_md
 

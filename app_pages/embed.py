@@ -9,7 +9,7 @@ from models.vocab import EMBEDDABLE
 from opx.publish.charts import on_page
 from opx.publish.brief import caption
 from opx.links import Link, embedded_path
-from opx.publish.render import open_link
+from opx.publish.link_view import open_link
 from ui import data, permissions, share, widgets
 from ui.text import escape_md
 

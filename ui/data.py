@@ -116,7 +116,7 @@ def explorer_spec(state: ViewState, link: str) -> dict:
 def _compare_sides(db: str, stamp: tuple[int, int], state_json: str):
     from opx.answers import compare
     from opx.curves import metrics
-    from opx.publish.render import compare_state
+    from opx.publish.link_view import compare_state
     state = ViewState.model_validate_json(state_json)
     view = _explorer_view(db, stamp, compare_state(state).model_dump_json())
     a, b, runs = compare.sides_for(location(db), view, catalog())

@@ -100,8 +100,8 @@ class HardwareSummary:
         return self.peak_figure.source
 
     @property
-    def reachable(self) -> bool:
-        return self.answer.ok
+    def reachable(self) -> bool | None:
+        return self.answer.reachable
 
     def drawn(self) -> list[Drawn]:
         return [d for d in (self.data, self.simulated) if d is not None]

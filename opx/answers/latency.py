@@ -131,8 +131,8 @@ def latency(db: Path, state: ViewState, catalog: Catalog) -> LatencyView:
                and not {c.run_id for c in s.answer.configs} & set(runs.run_id)]
     if without:
         notes.append(f"{', '.join(without)}: the run behind the figure at the target reports no "
-                     "latencies with a concurrency, so it cannot be drawn here (its figure is in "
-                     "the table above); the run with the most points is drawn instead.")
+                     "latencies with a concurrency, so its latencies cannot be drawn (the figure "
+                     "stands); the run with the most points is drawn instead.")
 
     picked = list(own_runs(state.run, runs))
     if picked:

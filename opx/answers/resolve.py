@@ -122,6 +122,12 @@ class Answer:
         return "ok" if self.ok else self.missing
 
     @property
+    def reachable(self) -> bool | None:
+        """Whether the target is met: True with a figure, False when the curves top out below
+        it, None when nothing is drawn to say either."""
+        return {"ok": True, "not_reachable": False}.get(self.status)
+
+    @property
     def bound_word(self) -> str:
         return "at least" if self.direction == "higher" else "at most"
 

@@ -19,7 +19,6 @@ import functools
 import hashlib
 import json
 import zlib
-from pathlib import Path
 
 import duckdb
 import numpy as np
@@ -28,7 +27,7 @@ import pyarrow as pa
 
 from opx.store import journal
 
-ROOT = Path(__file__).resolve().parent.parent
+from opx.config import ROOT
 CODEC = 2                        # bump when the payload's layout changes
 KEEP_OTHERS = 200                # fits kept besides the default views' (newest first)
 
@@ -39,7 +38,7 @@ def engine() -> str:
     from opx.simulate.api import ENGINE, ENGINE_VERSION
     h = hashlib.sha256()
     files = sorted((ROOT / "opx" / "simulate").glob("*.py")) + sorted(
-        (ROOT / "data" / "simulator").glob("*.json")) + [ROOT / "opx" / "frontier.py"]
+        (ROOT / "data" / "simulator").glob("*.json")) + [ROOT / "opx" / "curves" / "frontier.py"]
     for path in files:
         h.update(path.name.encode())
         h.update(path.read_bytes())

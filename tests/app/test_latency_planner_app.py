@@ -55,7 +55,7 @@ def test_planner_page_by_hand(run_page, app_db, catalog):
     out = a.tput * w.osl / (w.isl + w.osl)
     gpus = math.ceil(10_000 * a.x / (out * deployed.gpus_total)) * deployed.gpus_total
     assert gb200["GPUs"] == f"{gpus:,}"
-    assert gb200["At target (tok/s/GPU)"] == a.cell(__import__("opx.curves.metrics").metrics.y_metric("total"))
+    assert gb200["At target (tok/s/GPU)"] == a.cell(__import__("opx.curves.metrics", fromlist=["y_metric"]).y_metric("total"))
     assert gb200["$/hour"] == f"${gpus * 2.21:,.0f}"
     assert list(table.columns[1:5]) == ["GPUs", "Racks", "MW", "$/hour"]
     assert "None" not in table.to_string()

@@ -64,7 +64,7 @@ from opx.answers import compare
 
 from opx.curves import metrics
 from opx.answers.over_time import over_time
-from opx.publish.render import compare_state
+from opx.publish.link_view import compare_state
 
 
 def _render(chart):
@@ -275,6 +275,8 @@ def _builder_cases(full_db, catalog) -> dict:
     from opx.answers import planner
     from opx.answers import over_time
     from opx.publish import link_view
+    from opx.answers.simulation import simulate_view
+    from models.simulate_view import SimulateState
     state = ViewState(trend=True, conc=64.0)
     view = explore(full_db, state, catalog)
     total = metrics.y_metric("total")
@@ -297,6 +299,9 @@ def _builder_cases(full_db, catalog) -> dict:
         "planner_chart": charts.planner_chart(the_plan.rows, title, subtitle, catalog),
         "over_time_chart": charts.over_time_chart(trend, total.title, 387.0, "p90", catalog, total),
         "simulate_chart": charts.simulate_chart(sim, sim, pd.DataFrame(), "Simulation", ["-"]),
+        "simulate_view_chart": charts.simulate_view_chart(
+            simulate_view(full_db, SimulateState(hw="b200", model="glm-5", workload="1k1k"),
+                          catalog), catalog, "http://localhost:8501/simulate"),
     }
     assert not lat.points.empty and not the_plan.rows.empty and not trend.empty
     return cases

@@ -88,6 +88,16 @@ def test_compare_json_holds_both_sides_and_both_multiples(seed_db, catalog):
     assert "cannot reach 500" in unreachable["multiple_at_target_text"]
 
 
+def test_no_data_is_neither_reachable_nor_unreachable(seed_db, catalog):
+    """Without a figure and with nothing drawn, `reachable` is null, not false: "no data" and
+    "cannot reach" are different answers, and the JSON says one of them."""
+    data = json.loads(render.render_link(parse_link("/simulate?hw=h100"), "json", seed_db,
+                                         catalog))
+    side = data["hardware"][0]
+    assert side["at_target_status"] == "no data" and side["reachable"] is None
+    assert "cannot reach" in data["projection"]["reason"]       # the projection's own answer
+
+
 def test_file_names_say_what_they_hold():
     name = export.file_name("explorer", ViewState(), "png")
     assert name == "opx-explorer_deepseek-v4.1-flash_agentx_vr-nvl72_gb300-nvl72_p90-at-387.png"

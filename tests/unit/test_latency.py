@@ -84,6 +84,22 @@ def test_above_the_data_the_projection_and_without_a_figure_the_most_points(db, 
     assert "cannot reach 1000" in h200.why
 
 
+def test_a_figure_whose_run_reports_no_latencies_stands_and_the_note_says_so(db, tmp_path,
+                                                                            catalog):
+    # a b200 figure without a concurrency is the fastest: the figure at 400 is its point, and
+    # there is nothing to draw against concurrency
+    csv = tmp_path / "no_concurrency.csv"
+    csv.write_text(HEADER + "b200,deepseek-r1,1k1k,trtllm,fp4,8,8,published,2026-04-10,,400,"
+                            "350,,\n")
+    assert all(r.ok for r in import_files([csv], IngestOptions(), db, catalog))
+    view = latency(db, state(target=400), catalog)
+    answer = next(s.answer for s in view.answers if s.hardware == "b200")
+    assert answer.how == "point" and answer.value == pytest.approx(350)
+    note = next(n for n in view.notes if "reports no latencies" in n)
+    assert note.startswith(catalog.hardware_name("b200")) and "(the figure stands)" in note
+    assert "above" not in note and "below" not in note     # true in a file as on the page
+
+
 def test_the_answers_table_is_the_explorers_figure(db, catalog):
     from opx.answers.explorer import explore
     from opx.answers.latency import answers_table
@@ -93,7 +109,7 @@ def test_the_answers_table_is_the_explorers_figure(db, catalog):
         explorer = explore(db, state(target=target), catalog)
         for s in explorer.summaries:
             cell = table.loc[s.name, f"At {target:g} tok/s/user (tok/s/GPU)"]
-            assert cell == s.answer.cell(__import__("opx.curves.metrics").metrics.y_metric("total"))
+            assert cell == s.answer.cell(__import__("opx.curves.metrics", fromlist=["y_metric"]).y_metric("total"))
 
 
 def test_legend_names_are_the_hardware_and_what_differs(db, catalog):

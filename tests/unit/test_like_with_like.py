@@ -101,7 +101,7 @@ def test_a_stricter_percentile_that_reaches_the_target_is_an_at_least_figure(ful
 def test_cannot_reach_when_every_curve_tops_out_below(full_db, catalog):
     view = explore(full_db, ViewState(target=500), catalog)
     vr, gb = by_hw(view)["vr-nvl72"], by_hw(view)["gb300-nvl72"]
-    assert not gb.reachable
+    assert gb.reachable is False
     assert vr.multiple_at_target.text.startswith(
         "GB300 NVL72 cannot reach 500 tok/s/user (data top out at 387 tok/s/user; simulated "
         f"curve tops out at {metrics.format_value(gb.simulated.x_hi)} tok/s/user)")

@@ -437,6 +437,7 @@ def test_the_explorer_and_simulate_quote_one_held_out_figure_for_a_curve(full_db
     from opx.answers.explorer import explore
     from opx.simulate import anchor_validation as V
     from opx.answers.simulation import default_anchors, simulate_view
+    from opx.publish.charts import simulate_view_chart
     view = explore(full_db, ViewState(), catalog)
     errors = [n for n in view.notes if n.startswith("Simulated curves' error")]
     hw = view.state.hw[0]
