@@ -602,10 +602,10 @@ def _explorer_parts(view: ExplorerView, catalog: Catalog, x_domain: tuple[float,
         if "band_lo" in env and env.band_lo.notna().any():
             band = env[env.band_lo.notna() & env.band_hi.notna()]
             layers.append(alt.Chart(band).mark_area(opacity=0.14, clip=True).encode(
+                # the lines' own colour encoding: a layer without the legend would conflict
+                # with theirs when Vega merges them ("Conflicting legend property 'disable'")
                 x=x_enc, y=alt.Y("band_lo:Q", scale=y_scale), y2=alt.Y2("band_hi:Q"),
-                color=alt.Color("hardware_name:N", scale=hardware_scale(catalog, state.hw),
-                                legend=None),
-                detail=alt.Detail("hardware_name:N")))
+                color=color, detail=alt.Detail("hardware_name:N")))
 
     gaps = pd.concat([_departures(env, view.references, across),
                       _error_labels(env, state.model, across)], ignore_index=True) \

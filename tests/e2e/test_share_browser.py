@@ -115,3 +115,22 @@ def test_every_download_links_back_to_the_address_it_came_from(server, page, tmp
     brief = tmp_path / "brief.html"
     download.value.save_as(brief)
     assert server + "/?model=" in brief.read_text() and "localhost:8501" not in brief.read_text()
+
+
+@pytest.mark.parametrize("link", ["/", "/compare", "/latency", "/planner", "/simulate"])
+def test_every_pages_html_export_draws_its_chart_with_no_warning(full_db, catalog, page,
+                                                                 tmp_path, link):
+    """Each page's offline HTML chart of the data `make run` builds, opened from disk: drawn,
+    and Vega says nothing (a legend hidden in one layer and shown in another logged
+    "Conflicting legend property")."""
+    from opx.links import parse_link
+    from opx.publish import render
+    path = tmp_path / "chart.html"
+    path.write_bytes(render.render_link(parse_link(link), "html", full_db, catalog))
+    said: list[str] = []
+    page.on("console", lambda m: said.append(f"{m.type}: {m.text}")
+            if m.type in ("warning", "error") else None)
+    page.goto(path.as_uri())
+    expect(page.locator("svg, canvas").first).to_be_visible()
+    page.wait_for_timeout(500)
+    assert said == [] and not page.js_errors
