@@ -273,6 +273,8 @@ class Demo:
         for sub in ("logs", "temp"):
             (self.prefix / sub).mkdir()
         if self.db is None:
+            for root in pgcluster.Cluster.remove_leftovers():
+                self.say(f"... removed a cluster a killed demo left running ({root})")
             self._step("starting a throwaway PostgreSQL cluster (initdb, pg_ctl)")
             started = time.monotonic()
             self.cluster = pgcluster.Cluster()        # kept first: stop() removes it if start fails
@@ -460,6 +462,9 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"replica {r.name}: {r.url} (pid {r.process.pid}, log {r.log})")
             print(f"proxy: {demo.proxy_url}/  (access log {demo.access_log_path}; Ctrl-C stops "
                   "everything)", flush=True)
+            # without --db a result file would go to data/opx.duckdb, which no replica reads
+            print(f"import into it from any host: python -m opx ingest FILE --db {demo.db}",
+                  flush=True)
             reported: set[str] = set()
             while True:
                 # Say once when a replica dies (e.g. killed by hand to watch the failover).

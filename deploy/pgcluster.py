@@ -8,6 +8,9 @@ removed on exit.
         pg.stop(); pg.start()        # the same data on the same port (fault tests)
 
 `unavailable()` says why a cluster cannot be started here (no server binaries), or None.
+Each cluster's folder names the process that owns it (`owner.pid`); `remove_leftovers()` stops
+and removes the clusters whose owner is gone (killed before it could stop them), so the demo's
+next start cleans up after a killed one.
 """
 from __future__ import annotations
 
@@ -22,6 +25,8 @@ import tempfile
 from pathlib import Path
 
 DATABASE = "opx"
+PREFIX = "opx-pg-"
+OWNER_FILE = "owner.pid"
 
 
 def _bin_dir() -> Path | None:
@@ -43,6 +48,16 @@ def unavailable() -> str | None:
     return None
 
 
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:                 # someone else's process: alive
+        return True
+    return True
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -56,7 +71,8 @@ class Cluster:
             raise RuntimeError(reason)
         self.bin = _bin_dir()
         self.port = port or free_port()
-        self.root = Path(tempfile.mkdtemp(prefix="opx-pg-"))
+        self.root = Path(tempfile.mkdtemp(prefix=PREFIX))
+        (self.root / OWNER_FILE).write_text(f"{os.getpid()}\n")
         self.data = self.root / "data"
         self.log = self.root / "server.log"
         self._as_postgres = os.geteuid() == 0
@@ -109,6 +125,32 @@ class Cluster:
     def remove(self) -> None:
         self.stop("immediate")
         shutil.rmtree(self.root, ignore_errors=True)
+
+    @classmethod
+    def leftovers(cls) -> list[Path]:
+        """The folders of clusters whose owning process is gone."""
+        found = []
+        for root in sorted(Path(tempfile.gettempdir()).glob(PREFIX + "*")):
+            try:
+                owner = int((root / OWNER_FILE).read_text().strip())
+            except (OSError, ValueError):
+                continue                    # not one this module made, or still being made
+            if not _alive(owner):
+                found.append(root)
+        return found
+
+    @classmethod
+    def remove_leftovers(cls) -> list[Path]:
+        """Stop and remove every cluster whose owner is gone; returns their folders."""
+        removed = []
+        for root in cls.leftovers():
+            left = cls.__new__(cls)
+            left.bin, left.root, left.data = _bin_dir(), root, root / "data"
+            left.port, left.log, left.running = 0, root / "server.log", True
+            left._as_postgres = os.geteuid() == 0
+            left.remove()
+            removed.append(root)
+        return removed
 
     @classmethod
     def start_new(cls) -> "Cluster":

@@ -234,3 +234,35 @@ def _served_when_pinned_to(demo: Demo, replica: str) -> str:
         return ""
     moved = re.search(rf"{STICKY_COOKIE}=(\w+)", set_cookie)
     return moved.group(1) if moved else replica
+
+
+def test_a_run_imported_elsewhere_shows_on_a_page_opened_afresh_on_each_replica(
+        demo, database, browser, tmp_path):
+    """A benchmark host imports a run with `ingest` while both replicas serve: a page opened
+    afresh on either (a new browser, straight to the replica) lists it."""
+    import subprocess
+    import sys
+    label = f"elsewhere-{uuid.uuid4().hex[:8]}"
+    before = []
+    for replica in demo.replicas:      # each replica has served (and cached) the runs first
+        context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        page = context.new_page()
+        page.goto(f"{replica.url}/data?q={label}")
+        wait_for_app(page)
+        before.append(page.get_by_text(re.compile(r"^0 of \d+ run\(s\)$")))
+        expect(before[-1]).to_be_visible(timeout=30_000)
+        context.close()
+    csv = tmp_path / "elsewhere.csv"
+    csv.write_text("hardware,model,workload,gpus_total,label,framework,concurrency,"
+                   f"interactivity_p90,throughput_total_per_gpu\n"
+                   f"h200,deepseek-r1,1k1k,8,{label},vllm,4,80,900\n")
+    done = subprocess.run([sys.executable, "-m", "opx", "ingest", str(csv), "--db", database],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    for replica in demo.replicas:
+        context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        page = context.new_page()
+        page.goto(f"{replica.url}/data?q={label}")
+        wait_for_app(page)
+        expect(page.get_by_text(re.compile(r"^1 of \d+ run\(s\)$"))).to_be_visible(timeout=30_000)
+        context.close()
