@@ -51,6 +51,8 @@ def migrations() -> list[tuple[int, Path]]:
 
 
 SCHEMA_VERSION = max(v for v, _ in migrations())
+# writes whose removed keys stay logged, so a copy that many versions behind catches up by rows
+REMOVED_KEYS_KEPT = 1000
 
 
 # -- names --------------------------------------------------------------------------------------
@@ -376,13 +378,15 @@ class Mirror:
             raise StoreError(shown_url(self.url), "schema_migrations",
                              f"the database has schema version {version}, older than this build "
                              f"({SCHEMA_VERSION}); run `python -m opx db init --db URL` to upgrade it")
-        cur.execute("SELECT version, epoch FROM data_version")
-        wanted, epoch = cur.fetchone()
+        cur.execute("SELECT version, epoch, removed_floor FROM data_version")
+        wanted, epoch, floor = cur.fetchone()
         wanted, epoch = int(wanted), str(epoch)
         copy = self.copy
         if copy and (copy.version, copy.epoch) == (wanted, epoch):
             return
-        whole = copy is None or copy.epoch != epoch or wanted < copy.version
+        # the removal log no longer reaches back to a copy older than its floor
+        whole = (copy is None or copy.epoch != epoch or wanted < copy.version
+                 or copy.version < int(floor))
         con = Mirror.empty() if whole else copy.con
         since = -1 if whole else copy.version
         removed = None
@@ -667,8 +671,19 @@ def _flush_on(cur, m: Mirror, con: duckdb.DuckDBPyConnection, changes: journal.J
             cur.execute(f"INSERT INTO {table} ({cols}, version) SELECT {cols}, $1 FROM opx_rows "
                         f"ON CONFLICT DO NOTHING", parameters=(version,))
             cur.execute("DROP TABLE opx_rows")
+    _prune_removed_keys(cur, version)
     con.execute("UPDATE data_version SET version = ?", [version])
     return version
+
+
+def _prune_removed_keys(cur, version: int) -> None:
+    """Keep the removal log of the last REMOVED_KEYS_KEPT versions: a copy further behind
+    loads whole (a second or two at 1M points) rather than the log growing with every write."""
+    floor = version - REMOVED_KEYS_KEPT
+    if floor > 0:
+        cur.execute("DELETE FROM removed_keys WHERE version <= $1", parameters=(floor,))
+        cur.execute("UPDATE data_version SET removed_floor = $1 WHERE removed_floor < $1",
+                    parameters=(floor,))
 
 
 def check(url: str) -> None:

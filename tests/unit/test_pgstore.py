@@ -529,3 +529,31 @@ def test_text_with_a_nul_is_refused_the_same_on_both_backends(empty_store, tmp_p
     done = _cli("ingest", path, "--db", empty_store)
     assert done.returncode == 1
     assert "label: holds a NUL character (at character 5)" in done.stdout + done.stderr
+
+
+def test_the_removal_log_is_pruned_and_a_copy_behind_it_loads_whole(pg_cluster, monkeypatch):
+    """`removed_keys` keeps the last REMOVED_KEYS_KEPT versions' keys; a copy older than that
+    cannot replay a removal from the log, so it loads whole and still drops the deleted run."""
+    monkeypatch.setattr(pgstore, "REMOVED_KEYS_KEPT", 2)
+    url = new_pg_database(pg_cluster)
+    with store.writing(url) as con:
+        store.write_runs(con, [_run("h200"), _run("h100")])
+    follower = replica(url, "behind")
+    with store.reading(follower) as con:
+        assert store.count_runs(con) == (2, 6)
+    with store.writing(url) as con:
+        assert store.delete_run(con, _run("h100").run_key())
+    for i in range(3):                       # three more writes: the delete's keys are pruned
+        with store.writing(url) as con:
+            saved_views.save(con, f"view {i}", "/", ViewState(target=100 + i), [])
+    pg = pgstore.connect(url)
+    cur = pg.cursor()
+    cur.execute("SELECT version, removed_floor FROM data_version")
+    version, floor = cur.fetchone()
+    cur.execute("SELECT min(version) FROM removed_keys")
+    oldest = cur.fetchone()[0]
+    pg.close()
+    assert floor == version - 2 and (oldest is None or oldest > floor)
+    with store.reading(follower) as con:
+        assert store.count_runs(con) == (1, 3)
+    assert _tables(follower) == _tables(replica(url, "fresh"))
