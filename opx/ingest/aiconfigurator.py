@@ -152,6 +152,18 @@ class _Worker:
         return " ".join(parts)
 
 
+MISLABELLED_AGG = ("aggregated rows with TP >= 12 and MoE-TP = TP (read as mislabelled "
+                   "disaggregated totals: TP 12..72 does not divide the attention heads)")
+
+
+def mislabelled_agg(tp: int, moe_tp: int | None) -> bool:
+    """An aggregated silicon_sample row no deployment can be (GB200's "agg tp12".."agg tp72"):
+    TP 12, 20, 28, 36, 52 or 72 does not divide DeepSeek's 128 attention heads, and the same
+    figures read as disaggregated totals. The importer skips these rows and the calibration
+    drops them: one rule (docs/formats/aiconfigurator.md)."""
+    return tp >= 12 and moe_tp == tp
+
+
 def _worker(row: dict[str, str], columns: dict[str, str], where: str) -> _Worker:
     """A worker from the columns named in `columns` (role -> column). Sizes other than TP may be
     empty or 0 where they do not apply (silicon_sample writes both): that is 1, or no MoE."""
@@ -355,6 +367,9 @@ def _measurement(row: dict[str, str], where: str, skipped: Counter[str]) -> _Mea
     mode = row["mode"].strip()
     if mode == "agg":
         workers = [_worker(row, _SILICON_WORKER, where)]
+        if mislabelled_agg(workers[0].tp, workers[0].moe_tp):
+            skipped[MISLABELLED_AGG] += 1
+            return None
         layout, meta = _layout_facts(workers[0], None, None)
     elif mode == "disagg":
         if not (row.get("prefill_num_workers") or "").strip() or \

@@ -10,9 +10,10 @@ Rules (docs/simulator.md, "Calibration data"):
 4. Layouts: `moe_tp x moe_ep` must equal the GPUs of the attention layout. Rows where TP (or
    attention DP) equals moe_tp x moe_ep with moe_tp = moe_ep = m > 1 are read as TEPm (DEPm): the
    same measurement appears elsewhere labelled that way (e.g. `tp16 moe 4x4` = `tp4 ep4`).
-5. Aggregated rows with TP >= 12 and MoE-TP = TP (GB200 "agg tp12..tp72") are dropped: the reference
-   (§6.1) reads them as mislabelled disaggregated totals, and TP 12/20/28/36/52/72 do not divide
-   the 128 attention heads.
+5. Aggregated rows with TP >= 12 and MoE-TP = TP (GB200 "agg tp12..tp72") are dropped, by the
+   importer's own rule (`opx.ingest.aiconfigurator.mislabelled_agg`): the reference (§6.1) reads
+   them as mislabelled disaggregated totals, and TP 12/20/28/36/52/72 do not divide the 128
+   attention heads.
 6. Disaggregated rows without prefill and decode worker counts are dropped: the decode batch per GPU
    cannot be known.
 7. Sequence lengths: InferenceX draws lengths in [0.8 L, L], so the mean is 0.9 x the label.
@@ -43,6 +44,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from opx.ingest.aiconfigurator import mislabelled_agg
 from opx.simulate.hardware import SILICON_SYSTEMS
 
 LENGTH_FACTOR = 0.9
@@ -114,7 +116,8 @@ def load_rows(path: Path | None = None, model_paths: tuple[str, ...] | None = DE
     out = []
     for r in ds.itertuples(index=False):
         if r.mode == "agg":
-            if r.tp_size >= 12 and r.tp_size == r.moe_tp_size:
+            moe_tp = None if pd.isna(r.moe_tp_size) else int(r.moe_tp_size) or None
+            if mislabelled_agg(int(r.tp_size), moe_tp):
                 stats["dropped_agg_mislabelled_tp"] += 1
                 continue
             lay = _layout(r.tp_size, r.attention_dp_size, r.moe_tp_size, r.moe_ep_size)

@@ -115,10 +115,27 @@ def test_silicon_sample_parses_whole_and_fast():
     start = time.perf_counter()
     records = parse(path, text)
     assert time.perf_counter() - start < 2.0
-    # 5,221 rows, of which 1,328 disaggregated rows lack worker counts and 19 lack a concurrency.
-    assert len(records) == 5221 - 1328 - 19
+    # 5,221 rows, of which 1,328 disaggregated rows lack worker counts, 19 lack a concurrency
+    # and 55 are GB200 "agg tp12..tp72" rows (the calibration's rule too)
+    assert len(records) == 5221 - 1328 - 19 - 55
     assert all(r.run["provenance"] == "derived" for r in records)
-    assert "1,347 of the file's 5,221 rows were skipped" in records[0].run["notes"]
+    assert "1,402 of the file's 5,221 rows were skipped" in records[0].run["notes"]
+    assert "55 aggregated rows with TP >= 12 and MoE-TP = TP" in records[0].run["notes"]
+    assert not any(r.run.get("disaggregated") is False and r.run.get("tp", 0) >= 12
+                   and r.run["hardware"] == "gb200" for r in records)
+
+
+@needs_shared
+def test_the_importer_and_the_calibration_drop_the_same_mislabelled_rows(silicon):
+    """GB200's "agg tp12..tp72" rows: one rule (mislabelled_agg) for what is imported and what
+    the simulator is calibrated on, so a figure on screen and the fit behind a projection read
+    the same measurements."""
+    from opx.ingest.aiconfigurator import MISLABELLED_AGG
+    from opx.simulate.silicon import load_rows
+    _, dropped = load_rows(AIC / "silicon_sample.csv", model_paths=None)
+    note = silicon[0].run["notes"]
+    skipped = int(note.split(MISLABELLED_AGG)[0].rsplit(" ", 2)[-2].replace(",", ""))
+    assert skipped == dropped["dropped_agg_mislabelled_tp"] == 55
 
 
 def test_silicon_row_throughput_by_littles_law_computed_by_hand(silicon):
