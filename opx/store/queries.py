@@ -16,8 +16,10 @@ from opx.store import envelopes
 from opx.curves import metrics
 from opx.curves.frontier import frontier_flag_sql
 
-MAX_OTHER_POINTS = 2000     # sampled non-frontier points
-MAX_RUN_CURVE_POINTS = 2500  # points of run curves, thinned evenly when there are more
+# A chart's datasets stay under about 5,000 rows (bench/bench_marks.py) with every layer on: the
+# envelope (sent in full, and drawn by three layers) and these
+MAX_OTHER_POINTS = 1500     # sampled non-frontier points
+MAX_RUN_CURVE_POINTS = 2000  # points of run curves, thinned evenly when there are more
 
 
 @dataclass(frozen=True)
