@@ -55,6 +55,15 @@ def seed_from_url(resolver: SlugResolver, page: str) -> list[str]:
     ss[_ARRIVED] = None
     if _STATE in ss and (page, _canonical(url)) in (ss.get(_LAST), ss.get(_REPLACED)):
         return []
+    sent = _sent_by_browser(_VIEW_WIDGETS) if _LAST not in ss else set()
+    if sent:
+        # A page on screen reconnected to this server after its own died (a failover) and
+        # its first change came with every widget's value: those win over the address, which
+        # says what the page was opened on, and the change is one like any other.
+        state, notices = ViewState.from_query(url, resolver)
+        _seed_widgets(state, keep=sent)
+        ss[_NOTICES] = []
+        return []
     ss[_ARRIVED] = "session" if bare else "link"
     ss[_REPLACED] = None
     ss[_REPLACE] = (page, _canonical(url))
@@ -90,14 +99,36 @@ def leave_view(page: str) -> None:
     ss[_REPLACED] = None
 
 
-def _seed_widgets(state: ViewState) -> None:
+def _seed_widgets(state: ViewState, keep: frozenset[str] | set[str] = frozenset()) -> None:
+    """Write `state` into the widgets' keys, but for those in `keep` (values the browser sent)."""
     ss = st.session_state
-    for name in QUERY_FIELDS:
-        value = getattr(state, name)
-        ss[name] = list(value) if isinstance(value, tuple) else value
-    ss["baseline"] = state.effective_baseline()
-    ss["target_slider"] = state.target
+    values = {name: list(v) if isinstance(v := getattr(state, name), tuple) else v
+              for name in QUERY_FIELDS}
+    values |= {"baseline": state.effective_baseline(), "target_slider": state.target}
+    for name, value in values.items():
+        if name not in keep:
+            ss[name] = value
     ss[_STATE] = state
+
+
+# the widgets whose keys are the view's: what a reconnected browser sends back
+_VIEW_WIDGETS = frozenset(QUERY_FIELDS) | {"baseline", "target_slider"}
+
+
+def _sent_by_browser(keys) -> set[str]:
+    """Which of these widget keys the browser sent values for with this run. Only a page
+    already on screen sends any on a session's first run: one whose server died and whose browser was
+    handed to this one. Streamlit holds those values by widget id until the widget is drawn
+    (its private state: there is no public way to read them), and a keyed widget's id ends with
+    its key; an empty set if that ever changes, so the address decides, as on a fresh page."""
+    try:
+        from streamlit.runtime.scriptrunner import get_script_run_ctx
+        from streamlit.runtime.state.common import user_key_from_element_id
+        ctx = get_script_run_ctx()
+        ids = list(ctx.session_state._state._new_widget_state.keys()) if ctx else []
+    except Exception:
+        return set()
+    return {key for key in map(user_key_from_element_id, ids) if key in keys}
 
 
 def _open_saved_view(state: ViewState, resolver: SlugResolver) -> tuple[ViewState, list[str]]:
@@ -217,6 +248,15 @@ def seed_page_from_url(model_cls, resolver: SlugResolver, prefix: str, start=Non
     bare = not any(k in model_cls.model_fields or k == TOO_LONG_PARAM for k in url)
     ss[_ARRIVED] = None
     if (prefix, _canonical(url)) in (ss.get(_LAST), ss.get(_REPLACED)):
+        return []
+    keys = {f"{prefix}{name}" for name in model_cls.model_fields}
+    sent = _sent_by_browser(keys) if _LAST not in ss else set()
+    if sent:                            # reconnected after a failover (seed_from_url)
+        state, _ = model_cls.from_query(url, resolver)
+        for name in model_cls.model_fields:
+            if f"{prefix}{name}" not in sent:
+                ss[f"{prefix}{name}"] = getattr(state, name)
+        ss[_seeded_key(prefix)] = {n: getattr(state, n) for n in _common(model_cls)}
         return []
     ss[_ARRIVED] = "session" if bare else "link"
     ss[_REPLACED] = None

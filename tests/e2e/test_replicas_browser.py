@@ -163,16 +163,22 @@ def test_a_killed_replica_hands_the_browser_to_the_other_with_the_same_view(
     survivor = _pinned(context)
     assert survivor in names and survivor != first
 
-    # The first change runs the page on the new replica. Its fresh session takes the view from
-    # the address, which still says 300, so today this first change is undone: only what the
-    # address holds survives a failover. The page must run cleanly there all the same.
+    # A download clicked before anything else is made by the new replica (the page it drew
+    # is on screen, and the file is its own)
+    assert "target=300" in _download_summary(page, tmp_path)["link"]
+
+    # The first change runs the page on the new replica. Its fresh session gets every widget's
+    # value from the browser with it: they win over the address (which still says 300), so the
+    # change stands, and the address follows it.
     box = page.get_by_label(TARGET_BOX)
     box.fill("350")
     box.press("Enter")
     wait_for_app(page)
     expect(page.get_by_test_id("stException")).to_have_count(0)
-    shown = box.input_value()
-    assert parse_qs(urlsplit(page.url).query)["target"] == [shown.removesuffix(".00")]
+    expect(page).to_have_url(re.compile(r"target=350"), timeout=15_000)
+    expect(box).to_have_value("350.00")
+    expect(page.get_by_text("Multiple at the target, 350 tok/s/user")).to_be_visible()
+    assert parse_qs(urlsplit(page.url).query)["hw"] == query["hw"]
 
     # From then on the new replica serves this session: another change, a download (a media
     # file in its memory) and an upload (its XSRF cookie came from the dead replica).
