@@ -12,12 +12,16 @@ A throwaway cluster from Debian's package (deploy/pgcluster.py) serves every fig
   view: the wall time, every file's summary printed, each file stored once, no reader error;
 - a replica at P stored points (1,000,000; bench/synthetic.py, put into Postgres with
   `db copy`): a new process's whole load of its copy, its refresh after another process imports
-  one file, and its first Explorer view, beside the first view of a new process on the file.
+  one file, and its first Explorer view, beside the first view of a new process on the file;
+- the command line at P points: `runs list` with no copy saved, again on the unchanged store
+  (from the copy the first saved, opx.store.pg_local_copy), after another process imported one
+  file, and on the DuckDB file (the floor).
 
 No target is asserted here: the issue asks for the figures; they are written in docs/scaling.md.
 """
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -205,6 +209,7 @@ def replica(cluster, work: Path, points: int, cache: Path) -> list[Figure]:
     pg = run(url, str(one))
     file = run(str(db_file))
     label = synthetic.size_label(points)
+    cli = command_line(url, db_file, work)
     return [Figure("postgres", f"db copy of {label} points into Postgres", copy.seconds, "s"),
             Figure("postgres", f"new replica: whole load at {label} points", pg["loaded"], "s"),
             Figure("postgres", f"replica refresh after one import at {label} points",
@@ -213,7 +218,39 @@ def replica(cluster, work: Path, points: int, cache: Path) -> list[Figure]:
                    detail="load of the copy included"),
             Figure("postgres", f"first Explorer view of a new process on the file at {label}",
                    file["viewed"], "s"),
-            Figure("postgres", "first view, new replica / file", pg["viewed"] / file["viewed"], "x")]
+            Figure("postgres", "first view, new replica / file", pg["viewed"] / file["viewed"], "x"),
+            Figure("postgres", f"`runs list` at {label}, no copy saved yet", cli["cold"], "s",
+                   detail="a whole load, and the copy saved at exit"),
+            Figure("postgres", f"`runs list` at {label}, store unchanged since", cli["warm"], "s",
+                   detail="from the saved copy (opx.store.pg_local_copy)"),
+            Figure("postgres", f"`runs list` at {label}, after one import elsewhere",
+                   cli["caught_up"], "s", detail="the saved copy, then the new rows"),
+            Figure("postgres", f"`runs list` at {label} on the DuckDB file", cli["file"], "s"),
+            Figure("postgres", "`runs list`, unchanged store / file", cli["warm"] / cli["file"],
+                   "x"),
+            Figure("postgres", "`runs list`, unchanged store / no copy saved",
+                   cli["warm"] / cli["cold"], "x")]
+
+
+def command_line(url: str, db_file: Path, work: Path) -> dict[str, float]:
+    """`python -m opx runs list` wall times: on Postgres with no saved copy, again on the
+    unchanged store, after another process imported one file, and on the DuckDB file."""
+    env = {**os.environ, "OPX_CACHE_DIR": str(work / "local-copies")}
+
+    def timed(db) -> float:
+        with Timer() as t:
+            subprocess.run([PY, "-m", "opx", "runs", "list", "--db", str(db)], cwd=ROOT,
+                           check=True, capture_output=True, env=env)
+        return t.seconds
+
+    out = {"cold": timed(url), "warm": timed(url)}
+    another = work / "another"
+    vllm_files.write_files(another, 1, seed=11)
+    subprocess.run([PY, "-m", "opx", "ingest", str(another), "--db", url], cwd=ROOT, check=True,
+                   capture_output=True, env={**env, "OPX_CACHE_DIR": str(work / "elsewhere")})
+    out["caught_up"] = timed(url)
+    out["file"] = timed(db_file)
+    return out
 
 
 def main(argv: list[str]) -> list[Figure]:

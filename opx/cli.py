@@ -761,7 +761,9 @@ def main(argv: list[str] | None = None) -> int:
         (args.command, getattr(args, "db_command", None) or getattr(args, "runs_command", None))]
     try:
         from opx.settings import check
+        from opx.store import pgstore
         check()                     # a setting opx cannot read stops every command
+        pgstore.keep_local_copies()     # on PostgreSQL: start from the last command's copy
         return handler(args)
     except OpxError as exc:
         print(f"error: {printable(exc)}", file=sys.stderr)

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+import os
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -10,6 +12,11 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from opx import store  # noqa: E402
+from opx.store import pg_local_copy  # noqa: E402
+
+# The command line saves a PostgreSQL store's copy between runs (opx.store.pg_local_copy): the
+# suite's processes, and the CLI runs they start, keep theirs in a folder of the run's own.
+os.environ.setdefault(pg_local_copy.CACHE_ENV, tempfile.mkdtemp(prefix="opx-test-cache-"))
 
 # Third-party sample files live beside the repository and are never copied into it.
 SHARED_FIXTURES = ROOT.parent / "shared" / "fixtures"

@@ -36,7 +36,7 @@ from urllib.parse import urlsplit
 import duckdb
 import pyarrow as pa
 
-from opx.store import journal
+from opx.store import journal, pg_local_copy
 from opx.errors import StoreError
 
 SCHEMES = ("postgresql:", "postgres:")
@@ -282,6 +282,7 @@ class Mirror:
         self._control = None                    # a kept connection for version checks
         self._control_lock = threading.Lock()
         self.columns = {t: Mirror.columns_of(t) for t in TABLES}
+        self.saved_version: int | None = None   # the version of the copy saved on disk
 
     @property
     def con(self) -> duckdb.DuckDBPyConnection | None:
@@ -384,6 +385,11 @@ class Mirror:
         copy = self.copy
         if copy and (copy.version, copy.epoch) == (wanted, epoch):
             return
+        if copy is None and _keep_local:
+            copy = self._from_local_copy(epoch, int(floor), wanted)
+            if copy and copy.version == wanted:
+                self.copy = copy
+                return
         # the removal log no longer reaches back to a copy older than its floor
         whole = (copy is None or copy.epoch != epoch or wanted < copy.version
                  or copy.version < int(floor))
@@ -417,6 +423,25 @@ class Mirror:
                 self.copy = None                # loaded again whole at the next read
             raise
         self.copy = Copy(con, wanted, epoch)
+
+    def _from_local_copy(self, epoch: str, floor: int, wanted: int) -> Copy | None:
+        """The copy a command-line run saved (opx.store.pg_local_copy), if it is of this
+        database's epoch and the removal log still reaches back to it."""
+        con = Mirror.empty()
+        got = pg_local_copy.load(pg_local_copy.path_for(shown_url(self.url)), con, self.columns)
+        if got is None or got[1] != epoch or not floor <= got[0] <= wanted:
+            con.close()
+            return None
+        self.saved_version = got[0]
+        return Copy(con, got[0], epoch)
+
+    def save_local_copy(self) -> None:
+        """Save the copy for the next command-line run, if it moved since it was read."""
+        copy = self.copy
+        if copy is not None and copy.version != self.saved_version:
+            pg_local_copy.save(pg_local_copy.path_for(shown_url(self.url)), copy.con,
+                               self.columns, copy.version, copy.epoch)
+            self.saved_version = copy.version
 
     def _apply(self, con: duckdb.DuckDBPyConnection, removed: pa.Table | None,
                loaded: dict[str, pa.Table], version: int) -> None:
@@ -522,6 +547,23 @@ def _no_schema(url: str) -> StoreError:
 
 _mirrors: dict[str, Mirror] = {}
 _mirrors_lock = threading.Lock()
+_keep_local = False
+
+
+def keep_local_copies() -> None:
+    """Start from the copy the last run of this process's kind saved on disk, and save it at
+    exit (opx.store.pg_local_copy): what the command line does, so a command on an unchanged
+    store does not load it whole. A dashboard keeps its copy in memory and does not call this."""
+    global _keep_local
+    if not _keep_local:
+        _keep_local = True
+        atexit.register(_save_local_copies)
+
+
+def _save_local_copies() -> None:
+    for m in list(_mirrors.values()):
+        with contextlib.suppress(Exception):        # a cache: never an exit's error
+            m.save_local_copy()
 
 
 @atexit.register

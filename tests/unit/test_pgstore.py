@@ -557,3 +557,55 @@ def test_the_removal_log_is_pruned_and_a_copy_behind_it_loads_whole(pg_cluster, 
     with store.reading(follower) as con:
         assert store.count_runs(con) == (1, 3)
     assert _tables(follower) == _tables(replica(url, "fresh"))
+
+
+def test_the_command_line_starts_from_the_copy_it_saved_and_catches_up(pg_cluster, tmp_path,
+                                                                       monkeypatch):
+    """`runs list` on PostgreSQL saves its copy at exit (opx.store.pg_local_copy); the next
+    command starts from it and loads only what changed, a removal included, and says the same as
+    a command with no saved copy. A database built again at the address is never mixed with a
+    saved copy of the old one, and an unreadable file is replaced."""
+    from opx.store import pg_local_copy
+    monkeypatch.setenv(pg_local_copy.CACHE_ENV, str(tmp_path / "cache"))
+    url = new_pg_database(pg_cluster)
+    with store.writing(url) as con:
+        store.write_runs(con, [_run("h200"), _run("h100")])
+    saved = pg_local_copy.path_for(pgstore.shown_url(url))
+
+    def runs_list(cache=None):
+        env_cache = str(cache or tmp_path / "cache")
+        import os
+        import subprocess
+        import sys
+        from tests.conftest import ROOT
+        done = subprocess.run([sys.executable, "-m", "opx", "runs", "list", "--db", url],
+                              cwd=ROOT, capture_output=True, text=True, timeout=300,
+                              env={**os.environ, pg_local_copy.CACHE_ENV: env_cache})
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    first = runs_list()
+    assert saved.is_file() and "h100" in first and "h200" in first
+    assert oct(saved.stat().st_mode & 0o777) == "0o600"
+    with store.writing(url) as con:              # another host: a run added, one deleted
+        store.delete_run(con, _run("h100").run_key())
+        store.write_runs(con, [_run("b200")])
+    caught_up = runs_list()
+    assert "h100" not in caught_up and "b200" in caught_up
+    assert caught_up == runs_list(cache=tmp_path / "none")
+    # in this process: the saved copy is what a new copy starts from, at the saved version
+    monkeypatch.setattr(pgstore, "_keep_local", True)
+    fresh = pgstore.Mirror(url)
+    fresh.current()
+    assert fresh.saved_version == fresh.copy.version
+    # the database built again at the address: another epoch, so the file is not used
+    pg = pgstore.connect(url)
+    cur = pg.cursor()
+    cur.execute("UPDATE data_version SET epoch = md5(random()::text)")
+    pg.commit()
+    pg.close()
+    rebuilt = pgstore.Mirror(url)
+    rebuilt.current()
+    assert rebuilt.saved_version is None
+    saved.write_bytes(b"not a database")
+    assert runs_list() == caught_up and saved.read_bytes()[:4] != b"not "
