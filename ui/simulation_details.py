@@ -8,7 +8,7 @@ import streamlit as st
 
 from opx.curves import metrics
 from opx.answers.anchoring import parameter_table, residual_table
-from ui.places import in_place
+from ui.element_places import in_place
 from ui.text import escape_md
 
 STEP_PARTS = (("Memory", "t_mem_s"), ("Compute", "t_compute_s"), ("Communication", "t_comm_s"),

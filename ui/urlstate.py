@@ -24,7 +24,7 @@ import streamlit as st
 from models import ViewState
 from models.view import (QUERY_FIELDS, TOO_LONG_PARAM, SlugResolver, derived_sides, format_number,
                          page_fields)
-from ui.places import in_place
+from ui.element_places import in_place
 
 _QUERY = "_opx_query"        # the session's view state, as query parameters (defaults left out)
 _STATE = "_opx_state"        # the ViewState the widgets were last seeded from or written as

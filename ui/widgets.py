@@ -10,7 +10,7 @@ from models.view import (DATE_MAX, DATE_MIN, LINK_MAX_KIB, LINK_MAX_VALUES, RUN_
                          TOO_LONG_PARAM, format_number, too_long_notice, widget_range)
 from opx.errors import OpxError
 from ui import data, permissions, urlstate
-from ui.places import in_place
+from ui.element_places import in_place
 from ui.text import escape_md
 
 

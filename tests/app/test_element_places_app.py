@@ -2,7 +2,7 @@
 Streamlit's front end draws an element anew when its place moves (the Explorer's chart is
 compiled again, 0.3-0.4 s in Chromium), so what shows in one run and not the next (a link's
 notices, the script that rewrites the address on arrival, a caveat, an answer, a breakdown)
-sits in a place of its own (`ui.places.in_place`)."""
+sits in a place of its own (`ui.element_places.in_place`)."""
 import pytest
 from streamlit.testing.v1 import AppTest
 
