@@ -73,7 +73,7 @@ def test_a_stricter_percentiles_figure_meets_the_sla(full_db, catalog):
 
 
 def test_a_ttft_limit_is_checked_on_the_configuration_deployed(full_db, catalog):
-    base = ViewState(model="deepseek-r1", workload="1k1k", hw=("gb200-nvl72", "b200"),
+    base = ViewState(model="deepseek-r1", workload="1k1k", hw=("h200", "b200"),
                      pct="mean", target=40, sessions=10_000)
     view = {s.hardware: s.answer for s in explore(full_db, explorer_state(base),
                                                    catalog).summaries}
