@@ -74,10 +74,10 @@ def save(path: Path, con: duckdb.DuckDBPyConnection, tables: dict[str, list[str]
          version: int, epoch: str) -> None:
     """Write the copy to `path` whole, through a file of its own renamed over it (a reader of
     the old file keeps reading it). A failure leaves the old file, or none."""
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     part = path.with_name(f"{path.name}.{os.getpid()}.part")
     cur = con.cursor()
     try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         with contextlib.suppress(OSError):
             part.unlink()
         cur.execute(f"ATTACH {_literal(part)} AS opx_out")
