@@ -283,6 +283,7 @@ class Mirror:
         self._control_lock = threading.Lock()
         self.columns = {t: Mirror.columns_of(t) for t in TABLES}
         self.saved_version: int | None = None   # the version of the copy saved on disk
+        self.in_place: duckdb.DuckDBPyConnection | None = None   # the saved copy, opened
 
     @property
     def con(self) -> duckdb.DuckDBPyConnection | None:
@@ -334,11 +335,11 @@ class Mirror:
             con.close()
 
     @staticmethod
-    def empty() -> duckdb.DuckDBPyConnection:
-        """A new in-memory DuckDB with the file's schema, not yet published."""
+    def empty(path: Path | str = ":memory:") -> duckdb.DuckDBPyConnection:
+        """A new DuckDB (in memory, or a new file) with the file's schema, not yet published."""
         from opx.store.schema import migrate
-        con = duckdb.connect(":memory:")
-        migrate(con, Path(":memory:"))
+        con = duckdb.connect(str(path))
+        migrate(con, Path(path))
         for table in UNINDEXED:
             _drop_indexes(con, table)
         return con
@@ -425,22 +426,36 @@ class Mirror:
         self.copy = Copy(con, wanted, epoch)
 
     def _from_local_copy(self, epoch: str, floor: int, wanted: int) -> Copy | None:
-        """The copy a command-line run saved (opx.store.pg_local_copy), if it is of this
-        database's epoch and the removal log still reaches back to it."""
-        con = Mirror.empty()
-        got = pg_local_copy.load(pg_local_copy.path_for(shown_url(self.url)), con, self.columns)
-        if got is None or got[1] != epoch or not floor <= got[0] <= wanted:
-            con.close()
+        """The copy the last command-line run kept (opx.store.pg_local_copy), opened in place,
+        if it is of this database's epoch and the removal log still reaches back to it."""
+        path = pg_local_copy.path_for(shown_url(self.url))
+        got = pg_local_copy.open_saved(path)
+        if got is None:
             return None
-        self.saved_version = got[0]
-        return Copy(con, got[0], epoch)
+        con, version, saved_epoch = got
+        if saved_epoch != epoch or not floor <= version <= wanted:
+            con.close()
+            with contextlib.suppress(OSError):
+                path.unlink()
+            return None
+        self.in_place = con
+        self.saved_version = version
+        return Copy(con, version, epoch)
 
     def save_local_copy(self) -> None:
-        """Save the copy for the next command-line run, if it moved since it was read."""
+        """At a command's exit: the copy opened in place is marked consistent at its version;
+        one loaded in memory is written for the next command, if it moved since it was read."""
         copy = self.copy
+        in_place, self.in_place = self.in_place, None
+        if copy is not None and copy.con is in_place:
+            pg_local_copy.close_consistent(in_place, copy.version, copy.epoch)
+            self.saved_version = copy.version
+            return
+        if in_place is not None:        # dropped after a failed write: left marked open
+            in_place.close()
         if copy is not None and copy.version != self.saved_version:
-            pg_local_copy.save(pg_local_copy.path_for(shown_url(self.url)), copy.con,
-                               self.columns, copy.version, copy.epoch)
+            pg_local_copy.save(pg_local_copy.path_for(shown_url(self.url)), Mirror.empty,
+                               copy.con, self.columns, copy.version, copy.epoch)
             self.saved_version = copy.version
 
     def _apply(self, con: duckdb.DuckDBPyConnection, removed: pa.Table | None,

@@ -561,10 +561,11 @@ def test_the_removal_log_is_pruned_and_a_copy_behind_it_loads_whole(pg_cluster, 
 
 def test_the_command_line_starts_from_the_copy_it_saved_and_catches_up(pg_cluster, tmp_path,
                                                                        monkeypatch):
-    """`runs list` on PostgreSQL saves its copy at exit (opx.store.pg_local_copy); the next
-    command starts from it and loads only what changed, a removal included, and says the same as
-    a command with no saved copy. A database built again at the address is never mixed with a
-    saved copy of the old one, and an unreadable file is replaced."""
+    """`runs list` on PostgreSQL keeps its copy in a file (opx.store.pg_local_copy); the next
+    command opens it and loads only what changed, a removal included, and says the same as a
+    command with no saved copy; one another command has open is left to it. A database built
+    again at the address is never mixed with a saved copy of the old one, and an unreadable
+    file is replaced."""
     from opx.store import pg_local_copy
     monkeypatch.setenv(pg_local_copy.CACHE_ENV, str(tmp_path / "cache"))
     url = new_pg_database(pg_cluster)
@@ -597,7 +598,11 @@ def test_the_command_line_starts_from_the_copy_it_saved_and_catches_up(pg_cluste
     monkeypatch.setattr(pgstore, "_keep_local", True)
     fresh = pgstore.Mirror(url)
     fresh.current()
-    assert fresh.saved_version == fresh.copy.version
+    assert fresh.saved_version == fresh.copy.version and fresh.copy.con is fresh.in_place
+    # while it is open the file says no version: a command that died would leave it unused
+    assert runs_list() == caught_up
+    fresh.save_local_copy()                      # at exit: consistent again, and closed
+    assert fresh.in_place is None and runs_list() == caught_up
     # the database built again at the address: another epoch, so the file is not used
     pg = pgstore.connect(url)
     cur = pg.cursor()
@@ -609,3 +614,12 @@ def test_the_command_line_starts_from_the_copy_it_saved_and_catches_up(pg_cluste
     assert rebuilt.saved_version is None
     saved.write_bytes(b"not a database")
     assert runs_list() == caught_up and saved.read_bytes()[:4] != b"not "
+    # a command that died with the file open (its version row deleted) leaves it unused
+    dying = pgstore.Mirror(url)
+    dying.current()
+    assert dying.in_place is not None
+    dying.in_place.close()
+    with store.writing(url) as con:
+        store.write_runs(con, [_run("h100", n_points=2)])
+    after = runs_list()
+    assert "h100" in after and after == runs_list(cache=tmp_path / "none2")
