@@ -1,7 +1,5 @@
-"""opx.store: where runs, points and what is derived from them live: the schema, the DuckDB file,
-PostgreSQL, Parquet datasets, and the queries, fits and envelopes kept in them.
-May import `models`, `opx.ingest`, `opx.simulate`, `opx.curves` and the base modules; never
-`opx.answers`, `opx.publish` or `opx.cli`.
+"""opx.store: where runs, points and what is derived from them live: schema, DuckDB file, PostgreSQL, Parquet datasets, queries, fits, envelopes.
+May import `models`, `opx.ingest`, `opx.simulate`, `opx.curves` and the base modules; never `opx.answers`, `opx.publish` or `opx.cli`.
 
 This module opens a store of any kind by its `--db` (a DuckDB file, a Parquet dataset, or
 postgresql://...) and names the operations every kind shares; the kinds are

@@ -21,8 +21,10 @@ def test_every_package_says_what_it_owns_and_what_it_may_import():
         doc = ast.get_docstring(ast.parse(init.read_text())) or ""
         assert doc, f"{init.relative_to(ROOT)} has no docstring"
         if init.parent != ROOT / "opx":
-            assert "May import" in doc.split("\n\n")[0], (
-                f"{init.relative_to(ROOT)}: its first lines should say what it may import")
+            first = doc.split("\n\n")[0]
+            assert "May import" in first and len(first.splitlines()) == 2, (
+                f"{init.relative_to(ROOT)}: its first two lines should say what it owns and "
+                "what it may import")
 
 
 def _lint(root: Path) -> subprocess.CompletedProcess:
