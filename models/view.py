@@ -510,6 +510,13 @@ TOO_LONG_PARAM = "too_long"
 LINK_MAX_VALUES, LINK_MAX_KIB = 1000, 512
 
 
+def notice_as_error(notice: str) -> str:
+    """A page's notice as a program's error: what is wrong, without "in the link was ignored"."""
+    for tail in ("; it was ignored.", " was ignored.", " it was ignored."):
+        notice = notice.replace(tail, ".")
+    return notice.replace(" in the link", "")
+
+
 def unknown_params(params: Mapping[str, object], known: Sequence[str], notices: list[str]) -> None:
     for key in params:
         if key == TOO_LONG_PARAM:

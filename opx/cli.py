@@ -8,7 +8,7 @@ from pathlib import Path
 
 from opx import store
 from opx.config import MEASURED_DIR, db_path
-from opx.errors import OpxError, OutputError, printable, shown
+from opx.errors import BadParameter, OpxError, OutputError, printable, shown
 
 
 def _db_arg(p: argparse.ArgumentParser) -> None:
@@ -122,21 +122,14 @@ def build_parser() -> argparse.ArgumentParser:
     lst.add_argument("--format", choices=("table", "json", "csv"), default="table",
                      help="table (fits 120 columns), json (a list of runs, canonical fields) or "
                           "csv (the same fields, with a header)")
-    for flag, what in (("hardware", "hardware slug or spelling"),
-                       ("model", "model slug or spelling"),
-                       ("workload", "workload slug"),
-                       ("provenance", "measured, published, preview, derived, interpolated or "
-                                      "simulated"),
-                       ("framework", "serving framework as stored (any case)"),
-                       ("precision", "precision as stored (any case)"),
-                       ("gpus", "GPUs per deployment (all, prefill + decode)")):
-        lst.add_argument(f"--{flag}", action="append", default=[], metavar=flag[0].upper(),
-                         help=f"{what}; repeatable")
-    lst.add_argument("--mode", choices=("agg", "disagg"), help="serving mode")
-    lst.add_argument("--mtp", choices=("on", "off"), help="MTP on, or off (off keeps runs that do "
-                                                          "not state it)")
-    lst.add_argument("--since", metavar="YYYY-MM-DD", help="runs dated on or after this day")
-    lst.add_argument("--until", metavar="YYYY-MM-DD", help="runs dated on or before this day")
+    from opx.answers.runs import RUN_FILTERS
+    for flag, what, repeatable in RUN_FILTERS:
+        choices = {"mode": ("agg", "disagg"), "mtp": ("on", "off")}.get(flag)
+        lst.add_argument(f"--{flag}", action="append" if repeatable else "store",
+                         default=[] if repeatable else None, choices=choices,
+                         metavar=(flag[0].upper() if repeatable else
+                                  "YYYY-MM-DD" if flag in ("since", "until") else None),
+                         help=f"{what}; repeatable" if repeatable else what)
     _db_arg(lst)
     show = runs_sub.add_parser("show", help="one run and its points")
     show.add_argument("id", metavar="ID")
@@ -239,56 +232,18 @@ def _quiet(con) -> None:
 
 
 def _run_filters(args, con):
-    """The `runs list` filters as stored values: hardware, models and workloads through the
-    catalog resolver (as `ingest` resolves them), provenance from the vocabulary, framework
-    against the stored frameworks (any case). An unknown value is an error, not an empty list."""
-    from models import PROVENANCES
-    from opx.store import queries
-    from opx.catalog import Resolver, load_catalog
-    known = {c: store.distinct_values(con, c) for c in ("hardware", "model", "workload")}
-    resolver = Resolver(load_catalog(), known["hardware"], known["model"], known["workload"])
-    frameworks = {f.lower() for f in queries.run_frameworks(con)}
-    precisions = set(queries.filter_choices(con)["precision"])
-
-    def resolve(kind: str, values: list[str], lookup) -> tuple[str, ...]:
-        out = []
-        for value in values:
-            slug = lookup(value)
-            if not slug:
-                raise _ArgError(f"--{kind}", f"unknown {kind} '{value}'")
-            if slug not in out:
-                out.append(slug)
-        return tuple(out)
-
-    return queries.RunFilters(
-        hardware=resolve("hardware", args.hardware, resolver.resolve_hardware),
-        model=resolve("model", args.model, resolver.resolve_model),
-        workload=resolve("workload", args.workload, resolver.resolve_workload),
-        provenance=resolve("provenance", args.provenance,
-                           lambda v: v.strip().lower() if v.strip().lower() in PROVENANCES
-                           else None),
-        framework=resolve("framework", args.framework,
-                          lambda v: v.strip().lower() if v.strip().lower() in frameworks
-                          else None),
-        precision=resolve("precision", args.precision,
-                          lambda v: v.strip().lower() if v.strip().lower() in precisions
-                          else None),
-        **_view_run_filters(args))
-
-
-def _view_run_filters(args) -> dict:
-    """--mode, --gpus, --mtp, --since and --until, checked as a link's filters are (one rule)."""
-    from models.view import ViewState, field_meta
-    given = {name: value for name, value in (
-        ("mode", args.mode), ("gpus", args.gpus), ("mtp", args.mtp), ("since", args.since),
-        ("until", args.until)) if value}
-    state, notices = ViewState.from_query(given)
-    if notices:
-        name = next((n for n in given if f"{field_meta(n)['label']}".lower() in
-                     notices[0].lower() or f"{n}=" in notices[0]), next(iter(given)))
-        raise _ArgError(f"--{name}", notices[0].replace(" in the link", "")
-                        .replace("; it was ignored.", "").replace(" it was ignored.", ""))
-    return {name: getattr(state, name) for name in ("mode", "gpus", "mtp", "since", "until")}
+    """The `runs list` filters (opx.answers.runs); a bad one is `error: --<flag>: ...`."""
+    from opx.answers.runs import FILTER_NAMES, run_filters
+    from opx.catalog import load_catalog
+    given = {}
+    for name in FILTER_NAMES:
+        value = getattr(args, name, None)
+        if value:
+            given[name] = [str(v) for v in value] if isinstance(value, list) else [str(value)]
+    try:
+        return run_filters(con, load_catalog(), given)
+    except BadParameter as exc:
+        raise _ArgError(f"--{exc.param}", exc.problem) from None
 
 
 def cmd_runs_show(args) -> int:
@@ -316,43 +271,16 @@ def cmd_runs_show(args) -> int:
     return 0
 
 
-def _export_base(link: str) -> str:
-    """scheme://host[:port] of an absolute link (for the links an export carries), or ''."""
-    if "://" not in link:
-        return ""
-    from urllib.parse import urlsplit
-    parts = urlsplit(link.strip())
-    return f"{parts.scheme}://{parts.netloc}"
-
-
 def cmd_export(args) -> int:
     from opx.publish import output
-    from opx.publish import link_view, render
-    from opx.catalog import Resolver, load_catalog
-    from opx.links import parse_link
+    from opx.publish.document import document
+    from opx.catalog import load_catalog
     output.check_target(args.output)        # a bad -o fails before any work
-    if not args.link.strip():
-        raise OpxError("LINK", "", "is empty; give a share link or its path and query, e.g. "
-                                   "'/compare?a=vr-nvl72&b=gb300-nvl72' ('/' is the seed view)")
-    path = db_path(args.db)
-    catalog = load_catalog()
-    with store.reading(path) as con:
-        known = {c: store.distinct_values(con, c) for c in ("hardware", "model", "workload")}
-    try:
-        link = parse_link(args.link, Resolver(catalog, known["hardware"], known["model"],
-                                              known["workload"]))
-        base = _export_base(args.link)
-    except ValueError as exc:       # urlsplit: 'http://[::1' and the like
-        raise OpxError(args.link, "", f"not a link opx can read ({exc}); give a share link or "
-                                      f"its path and query, e.g. '/compare?a=vr-nvl72&b=gb300-nvl72'"
-                       ) from None
-    link = link_view.open_link(link, path, Resolver(catalog, known["hardware"], known["model"],
-                                                known["workload"]))
-    for notice in link.notices:
+    doc = document(args.link, args.format, db_path(args.db), load_catalog())
+    for notice in doc.notices:
         print(f"note: LINK: {printable(notice)}", file=sys.stderr)
-    data = render.render_link(link, args.format, path, catalog, base_url=base)
-    out = output.write_file(args.output, data)    # atomic; a failed export leaves nothing behind
-    print(f"{shown(out)}: {args.format}, {len(data):,} bytes")
+    out = output.write_file(args.output, doc.data)    # atomic; a failed export leaves nothing behind
+    print(f"{shown(out)}: {args.format}, {len(doc.data):,} bytes")
     return 0
 
 

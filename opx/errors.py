@@ -54,3 +54,12 @@ class OutputError(OpxError):
 
     def __init__(self, path: str, problem: str):
         super().__init__(path, "", problem)
+
+
+class BadParameter(OpxError):
+    """A value a command or a request gives that cannot be honoured: `param` names it. `missing`:
+    it names something that does not exist (an unknown run or saved view), not a bad value."""
+
+    def __init__(self, param: str, problem: str, *, missing: bool = False, source: str = "LINK"):
+        self.param, self.missing = param, missing
+        super().__init__(source, param, problem)
