@@ -44,7 +44,7 @@ db: $(VENV)/.app-installed
 
 run: $(VENV)/.app-installed $(DB_READY)
 	@$(PY) -m opx.settings          # a setting opx cannot read stops here, before serving
-	OPX_DB='$(DB)' $(PY) -m streamlit run app.py --server.port $(PORT) --browser.gatherUsageStats false
+	OPX_DB='$(DB)' $(PY) -m opx serve --port $(PORT)    # the pages, /api/v1 and /mcp on one port
 
 # two workers (pytest-xdist): the suite is mostly single-threaded Python, and CI and this
 # machine have two cores; worksteal hands a long test's neighbours to the idle worker

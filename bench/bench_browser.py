@@ -199,7 +199,7 @@ def main(argv: list[str]) -> list[Figure]:
             copy = Path(tmp) / f"round{r}.duckdb"
             shutil.copy(db, copy)
             for name, script, extra in (("bare", bare_script, {}),
-                                        ("opx", ROOT / "app.py", {"OPX_DB": str(copy)})):
+                                        ("opx", ROOT / "serve.py", {"OPX_DB": str(copy)})):
                 with served(script, dict(env, **extra)) as url:
                     firsts[name].append(first_view(browser, url))
                     if r == 0:

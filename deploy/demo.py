@@ -322,14 +322,13 @@ class Demo:
 
     def _spawn_replica(self, name: str, port: int) -> Replica:
         # One secret for all replicas: Streamlit signs its session (and st.login) cookies with it.
-        env = {**self._env(), "STREAMLIT_SERVER_COOKIE_SECRET": self.cookie_secret}
+        env = {**self._env(), "STREAMLIT_SERVER_COOKIE_SECRET": self.cookie_secret,
+               "STREAMLIT_SERVER_FILE_WATCHER_TYPE": "none"}
         log = self.prefix / f"replica-{name}.log"
         with open(log, "ab") as out:
             process = subprocess.Popen(
-                [sys.executable, "-m", "streamlit", "run", "app.py",
-                 "--server.port", str(port), "--server.address", "127.0.0.1",
-                 "--server.headless", "true", "--browser.gatherUsageStats", "false",
-                 "--server.fileWatcherType", "none"],
+                # the pages, /api/v1 and /mcp on one port, as `make run` serves them
+                [sys.executable, "-m", "opx", "serve", "--host", "127.0.0.1", "--port", str(port)],
                 cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
                 preexec_fn=_die_with_parent)
         return Replica(name, port, process, log)

@@ -512,9 +512,9 @@ LINK_MAX_VALUES, LINK_MAX_KIB = 1000, 512
 
 def notice_as_error(notice: str) -> str:
     """A page's notice as a program's error: what is wrong, without "in the link was ignored"."""
-    for tail in ("; it was ignored.", " was ignored.", " it was ignored."):
-        notice = notice.replace(tail, ".")
-    return notice.replace(" in the link", "")
+    import re
+    text = re.sub(r";? (it )?was ignored", "", notice.replace(" in the link", ""))
+    return text.replace(" .", ".")
 
 
 def unknown_params(params: Mapping[str, object], known: Sequence[str], notices: list[str]) -> None:

@@ -113,6 +113,19 @@ def build_parser() -> argparse.ArgumentParser:
     copy.add_argument("source", metavar="SOURCE", help="the store to copy from")
     _db_arg(copy)
 
+    serve = sub.add_parser("serve", help="serve the dashboard, the JSON API (/api/v1) and the MCP "
+                                         "server (/mcp) on one port",
+                           description="The dashboard, /api/v1 and /mcp on one port (Streamlit's "
+                                       "ASGI app on uvicorn). Settings: OPX_DB, OPX_READ_ONLY, "
+                                       "OPX_ADMIN_TOKEN, OPX_BASE_URL (docs/api.md).")
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default "
+                                                           "127.0.0.1; 0.0.0.0 for every one)")
+    serve.add_argument("--port", type=_port, default=8501, help="port (default 8501)")
+    _db_arg(serve)
+    mcp = sub.add_parser("mcp", help="the MCP server on stdin/stdout, for an agent that starts "
+                                     "it (read-only tools)")
+    _db_arg(mcp)
+
     runs = sub.add_parser("runs", help="list, show or delete stored runs")
     runs_sub = runs.add_subparsers(dest="runs_command", required=True)
     lst = runs_sub.add_parser(
@@ -151,6 +164,12 @@ def _positive_int(text: str) -> int:
     if value <= 0:
         raise argparse.ArgumentTypeError(f"expected a positive number, got {value}")
     return value
+
+
+def _port(text: str) -> int:
+    if not text.isdigit() or not 1 <= int(text) <= 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port (1-65535)")
+    return int(text)
 
 
 def _meta(pairs: list[str]) -> dict[str, str]:
@@ -636,6 +655,32 @@ def cmd_db_init(args) -> int:
     return 0
 
 
+def cmd_serve(args) -> int:
+    """Replaced by `streamlit run serve.py`, which finds the st.App there (the server's own
+    process: Streamlit's settings, signals and logs are its own)."""
+    import os
+    root = Path(__file__).resolve().parents[1]
+    path = db_path(args.db)
+    store.check(path)               # a database that cannot be opened fails before serving
+    os.environ["OPX_DB"] = str(args.db or os.environ.get("OPX_DB") or path)
+    argv = [sys.executable, "-m", "streamlit", "run", str(root / "serve.py"),
+            "--server.address", args.host, "--server.port", str(args.port),
+            "--browser.gatherUsageStats", "false"]
+    sys.stdout.flush()
+    os.execv(sys.executable, argv)
+    return 0                        # not reached
+
+
+def cmd_mcp(args) -> int:
+    import os
+    from opx.api import tools
+    if args.db:
+        os.environ["OPX_DB"] = args.db
+    store.check(db_path(args.db))
+    tools.run_stdio()
+    return 0
+
+
 def cmd_runs_list(args) -> int:
     from opx.store import queries
     from opx.publish import runs_output as out
@@ -683,6 +728,8 @@ def main(argv: list[str] | None = None) -> int:
                ("ingest", None): cmd_ingest,
                ("export", None): cmd_export,
                ("simulate", None): cmd_simulate,
+               ("serve", None): cmd_serve,
+               ("mcp", None): cmd_mcp,
                ("runs", "list"): cmd_runs_list,
                ("runs", "show"): cmd_runs_show,
                ("runs", "delete"): cmd_runs_delete}[

@@ -304,19 +304,35 @@ def run_field_widths(con: duckdb.DuckDBPyConnection, f: RunFilters, fields: tupl
     return row[0], dict(zip(fields, row[1:]))
 
 
+# Keyset paging in the listing's order: the runs after run $after (newest import first, then
+# model, hardware and id, which are unique together).
+_AFTER = ("(r.ingested_at < k.ingested_at OR (r.ingested_at = k.ingested_at AND "
+          "(r.model > k.model OR (r.model = k.model AND (r.hardware > k.hardware OR "
+          "(r.hardware = k.hardware AND r.id > k.id))))))")
+
+
 def runs_listing(con: duckdb.DuckDBPyConnection, f: RunFilters,
                  fields: tuple[str, ...] = RUN_LIST_FIELDS,
-                 text_limits: dict[str, int] | None = None) -> duckdb.DuckDBPyConnection:
+                 text_limits: dict[str, int] | None = None, limit: int | None = None,
+                 after: str | None = None) -> duckdb.DuckDBPyConnection:
     """The runs under the filters, newest import first (as `runs_overview`), as an open cursor:
     read it with fetchmany so any number of runs streams in bounded memory. `text_limits` cuts
-    text fields in DuckDB to their limit + 1 characters (the caller marks the cut)."""
+    text fields in DuckDB to their limit + 1 characters (the caller marks the cut). `limit` and
+    `after` (a run id: the last of the previous page) page through it."""
     if set(fields) - set(RUN_LIST_FIELDS):
         raise ValueError(sorted(set(fields) - set(RUN_LIST_FIELDS)))
     limits = text_limits or {}
     cols = ", ".join(_run_field_sql(n, limits.get(n)) for n in fields)
-    sql = (f"SELECT {cols} FROM runs r {_COUNTS} WHERE {RunFilters.WHERE} "
-           "ORDER BY r.ingested_at DESC, r.model, r.hardware, r.id")
-    return con.execute(sql, f.params())
+    params = f.params()
+    join, where = "", RunFilters.WHERE
+    if after is not None:
+        join = "CROSS JOIN (SELECT ingested_at, model, hardware, id FROM runs WHERE id = $after) k "
+        where = f"{where} AND {_AFTER}"
+        params["after"] = after
+    sql = (f"SELECT {cols} FROM runs r {_COUNTS} {join}WHERE {where} "
+           "ORDER BY r.ingested_at DESC, r.model, r.hardware, r.id"
+           + (f" LIMIT {int(limit)}" if limit is not None else ""))
+    return con.execute(sql, params)
 
 
 def coverage_overview(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:

@@ -42,7 +42,7 @@ def server(server_db):
     env.pop("OPX_READ_ONLY", None)
     env.pop("OPX_ADMIN_TOKEN", None)
     try:
-        with served(ROOT / "app.py", env, timeout=60) as url:
+        with served(ROOT / "serve.py", env, timeout=60) as url:    # as `make run` serves it
             yield url
     except RuntimeError as exc:
         pytest.fail(str(exc))
