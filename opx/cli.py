@@ -661,7 +661,8 @@ def cmd_serve(args) -> int:
     import os
     root = Path(__file__).resolve().parents[1]
     path = db_path(args.db)
-    store.check(path)               # a database that cannot be opened fails before serving
+    with store.reading(path):       # a database that cannot be read fails before serving
+        pass
     os.environ["OPX_DB"] = str(args.db or os.environ.get("OPX_DB") or path)
     argv = [sys.executable, "-m", "streamlit", "run", str(root / "serve.py"),
             "--server.address", args.host, "--server.port", str(args.port),
@@ -676,7 +677,8 @@ def cmd_mcp(args) -> int:
     from opx.api import tools
     if args.db:
         os.environ["OPX_DB"] = args.db
-    store.check(db_path(args.db))
+    with store.reading(db_path(args.db)):     # one that cannot be read fails before serving
+        pass
     tools.run_stdio()
     return 0
 

@@ -39,7 +39,8 @@ def _responses(e: Endpoint) -> dict:
             out["201"] = {**out["200"], "description": "imported: runs were added"}
     elif e.ok_media:
         out["200"] = {"description": "the file",
-                      "content": {m: {"schema": {"type": "string", "format": "binary"}}
+                      "content": {m: {"schema": {"type": "object"} if m == "application/json"
+                                      else {"type": "string", "format": "binary"}}
                                   for m in e.ok_media}}
     else:
         out["200"] = {"description": "the answer",
