@@ -1,6 +1,6 @@
 """Run every benchmark and print one table of figures (`make bench`).
 
-    .venv/bin/python bench/run_all.py [--only simulator,import,reader_wait,marks,explorer,explorer_undated,cold_start,browser]
+    .venv/bin/python bench/run_all.py [--only simulator,import,reader_wait,marks,explorer,explorer_undated,cold_start,browser,api]
 
 Each benchmark runs in its own process (fresh Streamlit caches, its own memory), writes its
 figures as JSON, and shares one folder of synthetic databases with the others, so the 1M-point
@@ -28,6 +28,7 @@ BENCHES = {                 # name: (script, extra arguments)
     "explorer_undated": ("bench_explorer.py", ["--undated"]),
     "cold_start": ("bench_cold_start.py", []),
     "browser": ("bench_browser.py", []),
+    "api": ("bench_api.py", []),
 }
 
 

@@ -6,6 +6,7 @@ strictly: a value the page would drop with a notice is a 400 naming it. Handlers
 threads (the store and the resolver are blocking code), never on the server's event loop."""
 from __future__ import annotations
 
+import datetime as dt
 import functools
 import hmac
 import io
@@ -14,7 +15,6 @@ from dataclasses import dataclass, field
 from urllib.parse import urlencode
 
 from pydantic import BaseModel
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -58,14 +58,30 @@ def database():
     return db_path()
 
 
+# At most this many API requests are worked on at once; the others wait their turn. Python runs
+# one thread at a time, so more workers only share the same time more thinly, and a browser
+# session's script run (a thread like them) would wait behind every one (bench/bench_api.py).
+API_WORKERS = 4
+_limiter: list = []
+
+
+def _workers():
+    import anyio
+    if not _limiter:
+        _limiter.append(anyio.CapacityLimiter(API_WORKERS))
+    return _limiter[0]
+
+
 def answering(fn: Callable[..., Response]) -> Callable[[Request], Awaitable[Response]]:
     """A blocking handler run in a worker thread, with every refusal as problem+json."""
+    from anyio import to_thread
+
     async def endpoint(request: Request) -> Response:
         try:
             if getattr(fn, "reads_body", False):
                 body = await read_body(request)
-                return await run_in_threadpool(fn, request, body)
-            return await run_in_threadpool(fn, request)
+                return await to_thread.run_sync(fn, request, body, limiter=_workers())
+            return await to_thread.run_sync(fn, request, limiter=_workers())
         except ApiError as err:
             return problem_response(err)
         except OpxError as exc:
@@ -103,10 +119,25 @@ def page_handler(page: str, fixed_format: str | None):
             raise ApiError(404, f"a brief is made of the explorer, compare or planner, not of "
                                 f"{page}", "format")
         query = request.url.query
-        doc = document(PAGE_PATHS[page] + (f"?{query}" if query else ""), fmt, database(),
-                       catalog(), base_url=base_of(request), strict=True)
-        return Response(doc.data, media_type=export.FORMATS[fmt].mime)
+        text = PAGE_PATHS[page] + (f"?{query}" if query else "")
+        if fmt == "json":
+            data = _json_answer(text, str(database()), base_of(request),
+                                store.data_stamp(database()), dt.date.today().isoformat())
+        else:
+            data = document(text, fmt, database(), catalog(), base_url=base_of(request),
+                            strict=True).data
+        return Response(data, media_type=export.FORMATS[fmt].mime)
     return answering(answer)
+
+
+@functools.lru_cache(maxsize=4096)
+def _json_answer(text: str, db: str, base: str, stamp: tuple, day: str) -> bytes:
+    """A page's JSON answer, kept until the data changes (its stamp) or the day does (the
+    document names the day it was made): many programs asking for the same views is the common
+    load, and each answer is the same bytes until then. A refusal is never kept."""
+    from opx.config import location
+    from opx.publish.document import document
+    return document(text, "json", location(db), catalog(), base_url=base, strict=True).data
 
 
 # -- runs ------------------------------------------------------------------------------------
