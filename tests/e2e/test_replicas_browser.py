@@ -272,3 +272,26 @@ def test_a_run_imported_elsewhere_shows_on_a_page_opened_afresh_on_each_replica(
         wait_for_app(page)
         expect(page.get_by_text(re.compile(r"^1 of \d+ run\(s\)$"))).to_be_visible(timeout=30_000)
         context.close()
+
+
+def test_the_api_and_mcp_answer_through_the_proxy(demo):
+    """/api/v1 and /mcp pass through nginx like the pages: the answer's link is the proxy's
+    address, and an unknown value is still a problem naming it."""
+    import json as _json
+    with urllib.request.urlopen(f"{demo.proxy_url}/api/v1/compare?pct=p90", timeout=60) as r:
+        doc = _json.loads(r.read())
+    assert doc["link"].startswith(demo.proxy_url + "/compare?")
+    try:
+        urllib.request.urlopen(f"{demo.proxy_url}/api/v1/compare?a=nope", timeout=60)
+        raise AssertionError("an unknown hardware was answered")
+    except urllib.error.HTTPError as e:
+        assert e.code == 400 and _json.loads(e.read())["parameter"] == "a"
+    import anyio
+    from mcp.client.client import Client
+
+    async def tools():
+        async with Client(f"{demo.proxy_url}/mcp") as client:
+            return {t.name for t in (await client.list_tools()).tools}
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(1) as pool:      # Playwright's loop runs in this thread
+        assert "figure_at_target" in pool.submit(anyio.run, tools).result(timeout=120)
