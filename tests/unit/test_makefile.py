@@ -38,7 +38,7 @@ def test_a_parquet_dataset_is_served_as_it_is_and_never_removed(tmp_path):
     (dataset / "runs").mkdir(parents=True)
     for db in (str(dataset), f"{dataset}/*", "s3://bucket/results-dataset/"):
         run = planned("run", db)
-        assert "opx db init" not in run and "streamlit run app.py" in run, db
+        assert "opx db init" not in run and "-m opx serve" in run, db
         assert db not in planned("clean", db).replace(f"OPX_DB={db}", ""), db
 
 
