@@ -141,32 +141,41 @@ def _json_answer(text: str, db: str, base: str, stamp: tuple, day: str) -> bytes
 
 
 # -- runs ------------------------------------------------------------------------------------
-def _limit(values: list[str]) -> int:
-    raw = values[-1] if values else str(DEFAULT_LIMIT)
+def page_size(raw: str | None) -> int:
+    """`limit`: runs per page."""
+    raw = str(DEFAULT_LIMIT) if raw is None else raw
     if not raw.strip().isdigit() or not 1 <= int(raw) <= MAX_LIMIT:
-        raise ApiError(400, f"`{raw[:40]}` is not a whole number between 1 and {MAX_LIMIT}",
-                       "limit")
+        raise BadParameter("limit", f"`{raw[:40]}` is not a whole number between 1 and "
+                                    f"{MAX_LIMIT}")
     return int(raw)
 
 
-def list_runs(request: Request) -> Response:
+def runs_page(given: dict[str, list[str]], limit: int, after: str | None
+              ) -> tuple[list[tuple], str | None]:
+    """A page of the runs listing (`runs list`'s filters, its order and fields): the rows, and the
+    id to list after for the next page (None at the end). `GET /api/v1/runs` and the MCP tool
+    `list_runs` both read it."""
     from opx.answers.runs import run_filters
+    from opx.store import queries
+    with store.reading(database()) as con:
+        filters = run_filters(con, catalog(), given)
+        if after is not None and not store.run_exists(con, after):
+            raise BadParameter("after", f"no run with id `{after[:40]}` to list after")
+        rows = queries.runs_listing(con, filters, limit=limit + 1, after=after).fetchall()
+    page = rows[:limit]
+    return page, (page[-1][0] if len(rows) > limit else None)
+
+
+def list_runs(request: Request) -> Response:
     from opx.publish import runs_output as out
     from opx.store import queries
     given: dict[str, list[str]] = {}
     for name, value in query_pairs(request):
         given.setdefault(name, []).append(value)
-    limit = _limit(given.pop("limit", []))
-    after = (given.pop("after", None) or [None])[-1]
-    with store.reading(database()) as con:
-        filters = run_filters(con, catalog(), given)
-        if after is not None and not store.run_exists(con, after):
-            raise ApiError(400, f"no run with id `{after[:40]}` to list after", "after")
-        rows = queries.runs_listing(con, filters, limit=limit + 1, after=after).fetchall()
-    page, more = rows[:limit], len(rows) > limit
+    limit = page_size((given.pop("limit", None) or [None])[-1])
+    page, next_after = runs_page(given, limit, (given.pop("after", None) or [None])[-1])
     text = io.StringIO()
     out.write_json_list(text, queries.RUN_LIST_FIELDS, iter(page))
-    next_after = page[-1][0] if more else None
     next_url = None
     if next_after:
         pairs = [(k, v) for k, v in query_pairs(request) if k != "after"] + [("after", next_after)]
@@ -193,13 +202,17 @@ def show_run(request: Request) -> Response:
     return Response(text.getvalue(), media_type="application/json")
 
 
-def coverage(request: Request) -> Response:
+def coverage_document() -> dict:
+    """What the database holds, per model, workload, hardware and provenance (`GET
+    /api/v1/coverage` and the MCP tool `coverage`)."""
     from opx.store import queries
-    no_params(request)
     with store.reading(database()) as con:
-        frame = queries.coverage_overview(con)
-    rows = export.finite(frame.to_dict("records"))
-    return Response(export.strict_json({"coverage": rows}, indent=None),
+        return {"coverage": export.finite(queries.coverage_overview(con).to_dict("records"))}
+
+
+def coverage(request: Request) -> Response:
+    no_params(request)
+    return Response(export.strict_json(coverage_document(), indent=None),
                     media_type="application/json")
 
 

@@ -112,12 +112,8 @@ def build() -> MCPServer:
     @server.tool(description="What the database holds: per model, workload, hardware and "
                              "provenance, runs and points, and which statistics they state.")
     def coverage() -> dict:
-        from opx import store
-        from opx.api.endpoints import database
-        from opx.publish.export import finite
-        from opx.store import queries
-        with store.reading(database()) as con:
-            return {"coverage": finite(queries.coverage_overview(con).to_dict("records"))}
+        from opx.api.endpoints import coverage_document
+        return coverage_document()
 
     for kind in ("hardware", "models", "workloads"):
         _catalog_resource(server, kind)
@@ -125,27 +121,16 @@ def build() -> MCPServer:
 
 
 def _runs(filters: dict, limit: int, after: str | None) -> dict:
-    from opx import store
-    from opx.answers.runs import run_filters
-    from opx.api.endpoints import catalog, database
-    from opx.api.parameters import MAX_LIMIT
-    from opx.publish import runs_output as out
-    from opx.store import queries
-    if not 1 <= limit <= MAX_LIMIT:
-        raise ToolError(f"limit: {limit} is not between 1 and {MAX_LIMIT}")
+    from opx.api.endpoints import page_size, runs_page
+    from opx.publish.runs_output import json_value
+    from opx.store.queries import RUN_LIST_FIELDS
     given = {k: [str(x) for x in (v if isinstance(v, list) else [v])] for k, v in filters.items()}
     try:
-        with store.reading(database()) as con:
-            f = run_filters(con, catalog(), given)
-            if after is not None and not store.run_exists(con, after):
-                raise ToolError(f"after: no run with id `{after[:40]}`")
-            rows = queries.runs_listing(con, f, limit=limit + 1, after=after).fetchall()
+        page, next_after = runs_page(given, page_size(str(limit)), after)
     except OpxError as exc:
         raise ToolError(str(exc)) from None
-    page = rows[:limit]
-    runs = [{n: out.json_value(n, v) for n, v in zip(queries.RUN_LIST_FIELDS, row)} for row in page]
-    return {"runs": runs, "limit": limit,
-            "next_after": page[-1][0] if len(rows) > limit else None}
+    return {"runs": [{n: json_value(n, v) for n, v in zip(RUN_LIST_FIELDS, row)} for row in page],
+            "limit": limit, "next_after": next_after}
 
 
 def _catalog_resource(server: MCPServer, kind: str) -> None:
