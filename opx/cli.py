@@ -32,17 +32,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     ingest = sub.add_parser("ingest", help="import result files and folders (recursively)")
     ingest.add_argument("paths", nargs="+", metavar="PATH")
-    ingest.add_argument("--format", help="force a format instead of detecting it")
-    ingest.add_argument("--hardware", help="hardware slug or spelling (overrides the file)")
-    ingest.add_argument("--model", help="model slug or spelling (overrides the file)")
-    ingest.add_argument("--framework", help="serving framework (overrides the file)")
-    ingest.add_argument("--precision", help="weight precision, e.g. fp4, fp8 (overrides the file)")
-    ingest.add_argument("--workload", help="workload slug (overrides the file)")
-    ingest.add_argument("--gpus", type=_positive_int, help="all GPUs of the deployment")
-    ingest.add_argument("--meta", action="append", default=[], metavar="KEY=VALUE",
-                        help="run facts (hardware, gpus, model, framework, precision, workload, "
-                             "tp, ep, dp, prefill_gpus, decode_gpus, label, provenance) or free "
-                             "metadata; repeatable")
+    from opx.ingest.core import OPTION_HELP
+    for name, what in OPTION_HELP.items():
+        kind = ({"type": _positive_int} if name == "gpus" else
+                {"action": "append", "default": [], "metavar": "KEY=VALUE"} if name == "meta"
+                else {})
+        ingest.add_argument(f"--{name}", help=what, **kind)
     ingest.add_argument("--dry-run", action="store_true", help="validate and write nothing")
     ingest.add_argument("--jobs", type=_positive_int, default=None, metavar="N",
                         help="processes parsing files (default: one per CPU, up to 8, from 400 "
@@ -173,13 +168,11 @@ def _port(text: str) -> int:
 
 
 def _meta(pairs: list[str]) -> dict[str, str]:
-    out = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise OpxError("--meta", pair, "expected KEY=VALUE")
-        out[key.strip()] = value.strip()
-    return out
+    from opx.ingest.core import parse_meta
+    try:
+        return parse_meta(pairs)
+    except ValueError as exc:
+        raise OpxError("--meta", str(exc), "expected KEY=VALUE") from None
 
 
 def _progress(done: int, total: int, path: Path) -> None:

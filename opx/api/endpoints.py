@@ -264,7 +264,7 @@ async def read_body(request: Request) -> bytes:
 
 
 def _ingest_options(request: Request):
-    from opx.ingest.core import IngestOptions, format_names
+    from opx.ingest.core import IngestOptions, format_names, parse_meta
     given: dict[str, list[str]] = {}
     names = {n for n, _ in INGEST_PARAMS}
     for name, value in query_pairs(request):
@@ -279,12 +279,10 @@ def _ingest_options(request: Request):
     gpus = one.get("gpus")
     if gpus is not None and not (gpus.isdigit() and int(gpus) > 0):
         raise ApiError(400, f"`{gpus[:40]}` is not a whole number above 0", "gpus")
-    meta = {}
-    for pair in given.get("meta", []):
-        key, eq, value = pair.partition("=")
-        if not eq or not key.strip():
-            raise ApiError(400, f"`{pair[:60]}` is not key=value", "meta")
-        meta[key.strip()] = value
+    try:
+        meta = parse_meta(given.get("meta", []))
+    except ValueError as exc:
+        raise ApiError(400, f"`{str(exc)[:60]}` is not KEY=VALUE", "meta") from None
     options = IngestOptions(format=one.get("format"), hardware=one.get("hardware"),
                             model=one.get("model"), framework=one.get("framework"),
                             precision=one.get("precision"), workload=one.get("workload"),

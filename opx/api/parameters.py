@@ -10,17 +10,11 @@ from models import ViewState
 from models.simulate_view import SimulateState
 from models.view import field_meta, page_fields
 from opx.answers.runs import RUN_FILTERS
+from opx.ingest.core import OPTION_HELP
 
 DEFAULT_LIMIT, MAX_LIMIT = 100, 1000
-# What POST /api/v1/runs takes besides the body: `ingest`'s flags (`meta` as k=v, repeatable).
-INGEST_PARAMS = (("format", "the file's format, when it cannot be detected"),
-                 ("hardware", "hardware slug or spelling (overrides the file)"),
-                 ("model", "model slug or spelling (overrides the file)"),
-                 ("framework", "serving framework (overrides the file)"),
-                 ("precision", "weight precision, e.g. fp4, fp8 (overrides the file)"),
-                 ("workload", "workload slug (overrides the file)"),
-                 ("gpus", "GPUs of the deployment, all of them (overrides the file)"),
-                 ("meta", "a run field or a note as key=value; repeatable"),
+# What POST /api/v1/runs takes besides the body: `ingest`'s flags, and the file's name.
+INGEST_PARAMS = (*OPTION_HELP.items(),
                  ("filename", "the file's name, for messages and format detection"))
 
 

@@ -75,6 +75,33 @@ def format_names() -> list[str]:
     return [m.NAME for m in formats()]
 
 
+# What a user can say about the files they import, by name: `ingest`'s flags and the parameters
+# of POST /api/v1/runs (each an `IngestOptions` field).
+OPTION_HELP = {
+    "format": "force a format instead of detecting it",
+    "hardware": "hardware slug or spelling (overrides the file)",
+    "model": "model slug or spelling (overrides the file)",
+    "framework": "serving framework (overrides the file)",
+    "precision": "weight precision, e.g. fp4, fp8 (overrides the file)",
+    "workload": "workload slug (overrides the file)",
+    "gpus": "all GPUs of the deployment",
+    "meta": "run facts (hardware, gpus, model, framework, precision, workload, tp, ep, dp, "
+            "prefill_gpus, decode_gpus, label, provenance) or free metadata as KEY=VALUE; "
+            "repeatable",
+}
+
+
+def parse_meta(pairs) -> dict[str, str]:
+    """`KEY=VALUE` pairs as a dict; a pair that is not one is a ValueError naming it."""
+    out = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(pair)
+        out[key.strip()] = value.strip()
+    return out
+
+
 @dataclass(frozen=True)
 class IngestOptions:
     """What the user says about the files; these override what a file states."""
