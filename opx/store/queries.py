@@ -12,7 +12,7 @@ import pandas as pd
 
 from models import PERCENTILES, ViewState
 from models.view import RUN_FILTER_FIELDS
-from opx.store import envelopes
+from opx.store import envelopes, repeats
 from opx.curves import metrics
 from opx.curves.frontier import frontier_flag_sql
 
@@ -109,7 +109,7 @@ def _base_cte(f: Filters, extra: str = "", among: str = "") -> str:
                     AND m.tpot_p99_s IS NULL)
                    AS interactivity_unstated,
                (r.provenance = 'simulated') AS simulated,
-               m.note AS point_note
+               m.note AS point_note, {repeats.key_sql()} AS repeat_key
         FROM point_metrics m JOIN runs r ON r.id = m.run_id {among}
         WHERE {RunFilters.WHERE}
     )"""
@@ -125,29 +125,37 @@ def chart_points(con: duckdb.DuckDBPyConnection, f: Filters, run_curves: bool = 
         return pd.DataFrame()
     if not (run_curves or other_points) and f.unfiltered() and envelopes.stored(con):
         return _stored_envelope(con, f)
+    # The envelope is taken over configurations (a repeat set counts once, at its medians:
+    # opx/store/repeats.py); run curves and other points are the runs' own points.
     sql = f"""
     WITH {_base_cte(f)},
-    flagged AS (
-        SELECT *, {frontier_flag_sql('hardware, simulated')} AS on_envelope,
-                  {frontier_flag_sql('run_id', tiebreak='seq')} AS on_run_frontier
-        FROM base WHERE x IS NOT NULL AND y IS NOT NULL
-    ),
-    envelope AS (SELECT *, 'envelope' AS kind FROM flagged WHERE on_envelope),
+    drawable AS (SELECT * FROM base WHERE x IS NOT NULL AND y IS NOT NULL),
+    envelope AS (
+        SELECT * FROM (SELECT *, {frontier_flag_sql('hardware, simulated')} AS on_envelope,
+                              TRUE AS on_run_frontier, 'envelope' AS kind
+                       FROM {repeats.configurations_sql('drawable')})
+        WHERE on_envelope),
+    raw AS (
+        SELECT *, y AS y_lo, y AS y_hi, 1 AS repeat_runs, FALSE AS on_envelope,
+               {frontier_flag_sql('run_id', tiebreak='seq')} AS on_run_frontier
+        FROM drawable ANTI JOIN (SELECT run_id, seq FROM envelope WHERE repeat_runs = 1) e
+            USING (run_id, seq)
+        WHERE $run_curves OR $other_points),
     run_curves AS (
         -- thinned evenly over all run-curve points (not within each run), so thousands of runs
         -- still send at most about max_run marks
         SELECT * EXCLUDE (gn, total), 'run' AS kind FROM (
             SELECT *, row_number() OVER (ORDER BY run_id, x) AS gn, count(*) OVER () AS total
-            FROM flagged WHERE $run_curves AND on_run_frontier AND NOT on_envelope)
+            FROM raw WHERE $run_curves AND on_run_frontier)
         WHERE total <= $max_run OR (gn - 1) % ceil(total / $max_run) = 0
     ),
-    kept AS (SELECT * FROM envelope UNION ALL SELECT * FROM run_curves),
     others AS (
-        SELECT *, 'other' AS kind FROM flagged
-        WHERE $other_points AND NOT on_envelope AND NOT ($run_curves AND on_run_frontier)
+        SELECT *, 'other' AS kind FROM raw
+        WHERE $other_points AND NOT ($run_curves AND on_run_frontier)
         ORDER BY hash(run_id, seq) LIMIT $max_other
     )
-    SELECT * FROM kept UNION ALL SELECT * FROM others
+    SELECT * FROM envelope UNION ALL BY NAME SELECT * FROM run_curves
+    UNION ALL BY NAME SELECT * FROM others
     ORDER BY hardware, x
     """
     params = f.params() | {"run_curves": run_curves, "other_points": other_points,
@@ -167,9 +175,10 @@ def _stored_envelope(con: duckdb.DuckDBPyConnection, f: Filters) -> pd.DataFrame
     ),
     {_base_cte(f, among="SEMI JOIN on_envelope e ON e.run_id = m.run_id AND e.seq = m.seq")}
     -- (stored envelope points have both coordinates: a filter on them here would be pushed
-    -- below the join, to every stored point)
+    -- below the join, to every stored point). The table holds every member of an envelope's
+    -- repeat sets, collapsed here as `chart_points` does.
     SELECT *, TRUE AS on_envelope, TRUE AS on_run_frontier, 'envelope' AS kind
-    FROM base ORDER BY hardware, x
+    FROM {repeats.configurations_sql('base')} ORDER BY hardware, x
     """
     return con.execute(sql, f.params() | {"pct": f.pct, "ybase": metrics.y_metric(f.y).base
                                           or f.y}).df()

@@ -25,7 +25,7 @@ SCHEMA_VERSION = max(v for v, _ in migrations())
 
 
 # What a migration computes from the stored data besides its SQL, in the same transaction.
-AFTER_MIGRATION = {4: envelopes.rebuild_all}
+AFTER_MIGRATION = {4: envelopes.rebuild_all, 5: envelopes.rebuild_all}
 
 
 def rollback(con: duckdb.DuckDBPyConnection) -> None:
