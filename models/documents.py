@@ -34,6 +34,19 @@ class Configuration(_Open):
     interactivity: Number = None
 
 
+class Spread(BaseModel):
+    """The spread of a figure over the repeated runs it rests on (docs/metrics.md, "Repeated
+    runs")."""
+    lo: float = Field(description="the least of its runs, in the metric's unit")
+    hi: float = Field(description="the most of its runs, in the metric's unit")
+    runs: int = Field(description="how many runs")
+
+
+class Range(BaseModel):
+    lo: float
+    hi: float
+
+
 class HardwareAnswer(_Open):
     """One hardware's answer at the target: the resolver's figure, how it was obtained, and its
     peak (`opx.answers.resolve`)."""
@@ -46,6 +59,8 @@ class HardwareAnswer(_Open):
     at_target_how_text: str | None = None
     at_target_kind: str | None = Field(None, description="data, projection or none")
     at_target_bound: bool | None = Field(None, description="true: an 'at least' figure")
+    at_target_spread: Spread | None = Field(None, description="over the repeated runs the "
+                                            "figure rests on; null: one run, or a projection")
     configurations: list[Configuration] = []
     reachable: bool | None = Field(None, description="null with no data")
     target_provenance: str | None = None
@@ -57,6 +72,9 @@ class MultipleFields(_Open):
     multiple_at_target: Number = Field(None, description="A(x)/B(x); null when B cannot reach x")
     multiple_at_target_text: str | None = None
     multiple_at_target_kind: str | None = None
+    multiple_at_target_range: Range | None = Field(
+        None, description="the lowest over the highest and the highest over the lowest of the "
+                          "sides' repeated runs; null when neither rests on repeated runs")
     multiple_at_peak: Number = None
     multiple_at_peak_text: str | None = None
 

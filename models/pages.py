@@ -18,6 +18,8 @@ class PageSpec:
 
 PAGES: tuple[PageSpec, ...] = (
     PageSpec("explorer", "/", "Explorer", ":material/monitoring:", "app_pages/explorer.py"),
+    PageSpec("overview", "/overview", "Overview", ":material/table_chart:",
+             "app_pages/overview.py"),
     PageSpec("compare", "/compare", "Compare", ":material/compare_arrows:", "app_pages/compare.py"),
     PageSpec("planner", "/planner", "Planner", ":material/calculate:", "app_pages/planner.py"),
     PageSpec("latency", "/latency", "Latency", ":material/timer:", "app_pages/latency.py"),

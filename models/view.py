@@ -22,6 +22,9 @@ from models.vocab import EmbedOf, Percentile, Provenance, XScale, YMetric
 
 TARGET_MIN = 0.1
 TARGET_MAX = 100_000.0
+# The Overview's fixed interactivities (tok/s/user); `at=` in a link sets others (at most 8)
+OVERVIEW_TARGETS = (20.0, 50.0, 100.0, 200.0, 387.0)
+OVERVIEW_TARGETS_MAX = 8
 
 # `shared` fields are the session's view state: every page opens on them. A page's own fields
 # (named by `models.pages`) stay with that page.
@@ -130,6 +133,10 @@ class ViewState(BaseModel):
                                                  low=1.0, high=1e9))
     tps: float | None = Field(None, **param("number", "Tokens per second", "planner", low=1.0,
                                             high=1e12))
+    # Overview: the fixed interactivities every row is read at (tok/s/user)
+    at: tuple[float, ...] = Field(OVERVIEW_TARGETS, **param("number_list", "Interactivity",
+                                                            "overview", low=TARGET_MIN,
+                                                            high=TARGET_MAX))
 
     @model_validator(mode="before")
     @classmethod
@@ -285,7 +292,8 @@ def format_number(value: float) -> str:
 
 def _spell(name: str, value: object) -> list[str]:
     if isinstance(value, tuple):
-        return [str(v) for v in value] if value else ["none"] if name == "hw" else []
+        return ([format_number(v) if isinstance(v, float) else str(v) for v in value] if value
+                else ["none"] if name == "hw" else [])
     if isinstance(value, bool):
         return ["1" if value else "0"]
     if isinstance(value, float):
@@ -450,6 +458,26 @@ def _parse_whole_list(name, raw, catalog, values, notices):
     values[name] = tuple(sorted(kept))
 
 
+def _parse_number_list(name, raw, catalog, values, notices):
+    """Repeated (`at=20&at=50`) or comma-separated (`at=20,50`) numbers, each in range; kept
+    sorted, at most OVERVIEW_TARGETS_MAX."""
+    label, (low, high) = field_meta(name)["label"], widget_range(name)
+    kept: list[float] = []
+    for item in (part.strip() for text in raw for part in text.split(",")):
+        number = _number_in(item, low, high)
+        if number is None:
+            notices.append(f"{label} `{item[:40]}` in the link is not a number "
+                           f"{range_text(low, high)}; it was ignored.")
+        elif float(number) not in kept:
+            kept.append(float(number))
+    if len(kept) > OVERVIEW_TARGETS_MAX:
+        notices.append(f"{label}: at most {OVERVIEW_TARGETS_MAX} values; the first "
+                       f"{OVERVIEW_TARGETS_MAX} were kept.")
+        kept = kept[:OVERVIEW_TARGETS_MAX]
+    if kept:
+        values[name] = tuple(sorted(kept))
+
+
 def _parse_date(name, raw, catalog, values, notices):
     label = field_meta(name)["label"]
     try:
@@ -475,7 +503,8 @@ _PARSERS = {"model": _parse_slug, "workload": _parse_slug, "hardware": _parse_sl
             "choice_list": _parse_choice_list, "number": _parse_number,
             "flag": _parse_flag, "run_id": _parse_run_id, "run_ids": _parse_run_ids,
             "override": _parse_override, "view": _parse_view, "text_list": _parse_text_list,
-            "whole_list": _parse_whole_list, "date": _parse_date}
+            "whole_list": _parse_whole_list, "number_list": _parse_number_list,
+            "date": _parse_date}
 assert {field_meta(n)["kind"] for n in QUERY_FIELDS} <= set(_PARSERS)
 
 

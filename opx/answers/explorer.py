@@ -234,6 +234,8 @@ class ExplorerView:
                 f"{at} ({y.unit})": a.cell(y),
                 "Kind": ("projection" if a.kind == SIMULATED else a.kind) or "no figure",
                 "Provenance at target": a.provenance or "no figure",
+                "Runs at target": (f"{a.spread.runs} runs" if a.spread else a.runs_text(y)
+                                   or ("projection" if a.ok else "no figure")),
                 "How": a.how_text(self.state.target),
                 f"Projection at target ({y.unit})": _projection_cell(s.projection, sim, pct, y),
                 f"× {base_name} at target": "baseline" if s.multiple_at_target is None
@@ -329,10 +331,13 @@ def fetch_cached(db: Path, state: ViewState) -> ExplorerData:
 def explore(db: Path, state: ViewState, catalog: Catalog) -> ExplorerView:
     # everything but the target and the baseline is prepared once per view and data version:
     # moving the target reads it and resolves the figures at the target only
+    return finish(prepared(db, state, catalog), state, catalog)
+
+
+def prepared(db: Path, state: ViewState, catalog: Catalog) -> "Prepared":
+    """The view prepared for any target, kept per view and data version."""
     key = prepare_key(state).model_dump_json()
-    prepared = _prepared_cached(str(db), store.data_stamp(location(db)), key,
-                                _remember(catalog))
-    return finish(prepared, state, catalog)
+    return _prepared_cached(str(db), store.data_stamp(location(db)), key, _remember(catalog))
 
 
 @dataclass(frozen=True)
@@ -547,8 +552,10 @@ def _convert(df: pd.DataFrame, metric: metrics.Metric, econ: dict) -> pd.DataFra
     from each hardware's price and power)."""
     df = df.copy()
     df["tput"] = df["y"] if "y" in df else []
+    if "y_lo" in df:            # a repeat set's least and most throughput (opx/store/repeats.py)
+        df["tput_lo"], df["tput_hi"] = df["y_lo"], df["y_hi"]
     if metric.derived and not df.empty:
-        for band in ("band_lo", "band_hi"):
+        for band in ("band_lo", "band_hi", "y_lo", "y_hi"):
             if band in df:
                 df[band] = [_metric_value(metric, econ.get(h), t) for h, t in zip(df.hardware, df[band])]
         df["y"] = [_metric_value(metric, econ.get(h), t) for h, t in zip(df.hardware, df.tput)]
@@ -588,3 +595,33 @@ def _decorate(df: pd.DataFrame, catalog: Catalog) -> pd.DataFrame:
     return df
 
 
+# -- the JSON every page gives of a figure (the field names of every export) ----------------
+
+def answer_json(s: HardwareSummary, target: float) -> dict[str, object]:
+    """One hardware's figure at the target as every page's JSON gives it: `at_target` is the
+    resolver's (`opx.answers.resolve`), with how it was obtained and the configuration(s) behind it;
+    `peak` the hardware's one peak."""
+    a = s.answer
+    return {"hardware": s.hardware, "name": s.name,
+            "at_target": a.value, "at_target_status": "ok" if a.ok else a.status.replace("_", " "),
+            "at_target_exact": a.how == "point", "at_target_how": a.how,
+            "at_target_kind": a.kind, "at_target_bound": a.bound,
+            "at_target_how_text": a.how_text(target),
+            "at_target_throughput_per_gpu": a.tput, "at_target_interactivity": a.x,
+            "at_target_spread": a.spread.as_json() if a.spread else None,
+            "configurations": [c.as_json() for c in a.configs],
+            "reachable": s.reachable, "target_note": s.target_note, "target_fix": a.fix,
+            "target_provenance": s.target_provenance, "target_source": s.target_source,
+            "peak": s.peak, "peak_provenance": s.peak_provenance, "peak_source": s.peak_source}
+
+
+def multiple_json(prefix: str, m) -> dict[str, object]:
+    """A multiple: its number (None when there is none), its text, and what it divides
+    ("data", "simulated" or "mixed", and e.g. "preview vs derived")."""
+    if m is None:
+        return {prefix: None, f"{prefix}_text": "baseline", f"{prefix}_kind": "",
+                f"{prefix}_basis": ""}
+    r = m.range
+    return {prefix: m.value, f"{prefix}_text": m.text, f"{prefix}_kind": m.kind,
+            f"{prefix}_basis": m.basis,
+            f"{prefix}_range": {"lo": r[0], "hi": r[1]} if r else None}

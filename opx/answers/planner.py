@@ -27,7 +27,7 @@ from models import Catalog, ViewState, pct_label
 from opx.curves import metrics
 from opx.curves.economics import economics_for
 from opx.answers.explorer import explore
-from opx.curves.frontier import SIMULATED
+from opx.curves.frontier import DATA, SIMULATED
 from opx.answers.resolve import Answer, Config
 
 # The machine columns of `Plan.rows` (JSON keys); `ROW_LABELS` gives the page's and the CSV's
@@ -209,6 +209,10 @@ def _row(s, a: Answer, config: Config, state: ViewState, catalog: Catalog, share
         "usd_per_mtok": (metrics.y_metric("usd_per_mtok").convert(
             a.tput, econ.usd_per_gpu_hour, econ.watts_per_gpu) if econ and a.tput else None),
         "total_per_gpu": a.tput, "bound": a.bound,
+        # over the repeated runs the figure rests on (None: one run, or a projection)
+        "total_per_gpu_lo": a.spread.lo if a.spread else None,
+        "total_per_gpu_hi": a.spread.hi if a.spread else None,
+        "runs": a.spread.runs if a.spread else (1 if a.kind == DATA else None),
         "kind": "projection" if a.kind == SIMULATED else a.kind,
         "how": a.how_text(state.target), "output_per_gpu": output,
         "concurrency": config.concurrency, "interactivity": float(a.x),

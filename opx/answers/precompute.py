@@ -2,7 +2,8 @@
 
 The envelopes are kept by the store's own write transactions (opx/store/envelopes.py). What is left is
 the anchored projection of every system that has a stored simulated curve and figures to anchor
-it: `refresh` makes the fit of each such system's default view (every run, each statistic the
+it, and the Overview's default documents (opx/answers/overview.py, which read those fits):
+`refresh` makes the fit of each such system's default view (every run, each statistic the
 simulator gives) that is not stored yet, and stores it (opx/store/stored_fits.py), in worker processes
 when there are several. `db init`, `ingest`, `runs delete`, `simulate --save` and the dashboard's
 import, delete and save call it once their write is done; a view with filters makes its own fit
@@ -20,7 +21,7 @@ from pathlib import Path
 
 from models import ViewState
 from opx import store
-from opx.answers import anchoring
+from opx.answers import anchoring, overview
 from opx.store import queries
 from opx.store import stored_fits
 from opx.simulate import anchor as A
@@ -111,7 +112,13 @@ def refresh(db: Path, catalog=None, say: Say | None = None, workers: int | None 
             for key, payload in made:
                 job = by_key[key]
                 stored_fits.save(con, key, job.hardware, job.model, job.workload, payload)
-            stored_fits.prune(con, needed)      # what the new fits replace
+    # the default overviews read the fits: made after them
+    documents, kept = overview.refresh(location(db), catalog)
+    if documents:
+        say(f"overview: the default view of {documents} statistic(s) made")
+    if made or documents:
+        with store.writing(location(db)) as con:
+            stored_fits.prune(con, needed | kept)      # what the new fits and overviews replace
     return len(made)
 
 

@@ -31,7 +31,7 @@ import pandas as pd
 from models import pct_label
 from models.view import format_number
 from opx.curves import metrics
-from opx.curves.frontier import DATA, SIMULATED, SNAP, Figure, Multiple, value_at
+from opx.curves.frontier import DATA, SIMULATED, SNAP, Figure, Multiple, Spread, value_at
 
 # Statistics whose TPOT is at least this one's, so whose interactivity is at most this one's: a
 # point that reaches x at P90 reaches x at P50 too. The mean has no such order with any
@@ -107,6 +107,7 @@ class Answer:
     direction: str = "higher"           # the metric's: a bound is "at least" or "at most"
     x: float | None = None              # the interactivity the figure sits at
     missing: str = "no_data"            # without a figure: "not_reachable" or "no_data"
+    spread: Spread | None = None        # over the repeated runs it rests on (None: one run)
 
     @property
     def ok(self) -> bool:
@@ -143,13 +144,21 @@ class Answer:
         return ("≥" if self.direction == "higher" else "≤") if self.bound else ""
 
     def figure(self) -> Figure | None:
-        return Figure(self.value, self.provenance, self.sign) if self.ok else None
+        return Figure(self.value, self.provenance, self.sign, self.spread) if self.ok else None
 
     def cell(self, metric: metrics.Metric) -> str:
-        """The figure as a table cell or card: "1.7M", "≥ 1.7M", or the reason in a few words."""
+        """The figure as a table cell: "1.7M", "≥ 1.7M", "1.58M (1.42-1.71M, 3 runs)", or the
+        reason in a few words."""
         if not self.ok:
             return self.reason
-        return f"{self.sign} {metric.format(self.value)}".strip()
+        return self.figure().text(metric)
+
+    def runs_text(self, metric: metrics.Metric) -> str:
+        """What the figure rests on: "1.42-1.71M, 3 runs", "one run" (a data figure never reads
+        as exact), or "" (a projection, or no figure)."""
+        if not self.ok or self.kind != DATA:
+            return ""
+        return self.spread.text(metric) if self.spread else "one run"
 
     def short(self, metric: metrics.Metric) -> str:
         """The figure as a headline value, which must fit a card: the cell, or "no figure"."""
@@ -177,6 +186,7 @@ class Answer:
                 "how": self.how, "bound": self.bound, "provenance": self.provenance,
                 "how_text": self.how_text(target), "reason": self.reason, "fix": self.fix,
                 "interactivity": self.x,
+                "spread": self.spread.as_json() if self.spread else None,
                 "configurations": [c.as_json() for c in self.configs]}
 
 
@@ -262,10 +272,12 @@ def _from_envelope(env: pd.DataFrame, inputs: Inputs, hw: str, name: str, target
         if v.exact:
             row = used.iloc[0]
             return Answer(value=value, tput=v.value, how="point", configs=(_config(row, pct),),
-                          provenance=provs, x=float(row.x), **common)
+                          provenance=provs, x=float(row.x), spread=_spread_of(row, inputs),
+                          **common)
         return Answer(value=value, tput=v.value, how="interpolated",
                       configs=tuple(_config(used.iloc[i], pct) for i in range(len(used))),
-                      provenance=f"interpolated between {provs} points", x=target, **common)
+                      provenance=f"interpolated between {provs} points", x=target,
+                      spread=_interpolated_spread(env, used, inputs, target), **common)
     if v.status == "below_range":
         row = env.iloc[0]                    # the slowest point: the most throughput that meets it
         value = inputs.convert(float(row.tput))
@@ -273,8 +285,44 @@ def _from_envelope(env: pd.DataFrame, inputs: Inputs, hw: str, name: str, target
             return None
         return Answer(value=value, tput=float(row.tput), how="at_least",
                       configs=(_config(row, pct),), provenance=str(row.provenance),
-                      x=float(row.x), **common)
+                      x=float(row.x), spread=_spread_of(row, inputs), **common)
     return None
+
+
+def _runs(row) -> int:
+    n = getattr(row, "repeat_runs", 1)
+    return 1 if n is None or pd.isna(n) else int(n)
+
+
+def _spread(lo: float, hi: float, runs: int, inputs: Inputs) -> Spread | None:
+    """A spread of base throughputs in the view's metric, low to high."""
+    ends = [inputs.convert(float(lo)), inputs.convert(float(hi))]
+    if None in ends:
+        return None
+    return Spread(min(ends), max(ends), runs)
+
+
+def _spread_of(row, inputs: Inputs) -> Spread | None:
+    """A configuration's spread over its repeat set (None: one run)."""
+    if _runs(row) < 2:
+        return None
+    return _spread(row.tput_lo, row.tput_hi, _runs(row), inputs)
+
+
+def _interpolated_spread(env: pd.DataFrame, used: pd.DataFrame, inputs: Inputs,
+                         target: float) -> Spread | None:
+    """An interpolated figure's spread: where both points it lies between rest on repeated runs,
+    the same interpolation through the envelope's lowest and highest runs (a lone point's own
+    figure at both ends), with the fewer of their counts; else None."""
+    runs = [_runs(r) for r in used.itertuples()]
+    if min(runs) < 2:
+        return None
+    xs = env.x.to_numpy(float)
+    lo = value_at(xs, env.tput_lo.to_numpy(float), target)
+    hi = value_at(xs, env.tput_hi.to_numpy(float), target)
+    if lo.status != "ok" or hi.status != "ok":
+        return None
+    return _spread(lo.value, hi.value, min(runs), inputs)
 
 
 def resolve(inputs: Inputs, hw: str, name: str, target: float, pct: str,
@@ -293,7 +341,8 @@ def resolve(inputs: Inputs, hw: str, name: str, target: float, pct: str,
             row = meets.iloc[0]              # the slowest point that meets it: the most throughput
             return Answer(hw, name, value=value, tput=float(row.tput), kind=DATA,
                           how="stricter", configs=(_config(row, q),),
-                          provenance=str(row.provenance), direction=direction, x=float(row.x))
+                          provenance=str(row.provenance), direction=direction, x=float(row.x),
+                          spread=_spread_of(row, inputs))
     sim = projection(inputs, hw, name, target, pct, metric)
     if sim.ok:
         return sim
@@ -403,3 +452,54 @@ def multiple_at_peak(a: Peak, b: Peak, a_name: str, b_name: str, metric=None) ->
     if not b.value:
         return Multiple(None, f"{b_name} is zero at peak")
     return Multiple(a.value / b.value, a=a.figure(), b=b.figure(), metric=metric)
+
+
+SCORE_SAMPLES = 64
+SCORE_RULE = ("The geometric mean of the throughput ratio A(x) / B(x) of the two data envelopes "
+              f"at {SCORE_SAMPLES} interactivities evenly spaced on a log scale over the range "
+              "both cover (the larger of their slowest points to the smaller of their fastest); "
+              "no score where they share no range.")
+
+
+@dataclass(frozen=True)
+class Score:
+    """One number per pair over a range of interactivity (docs/metrics.md, "The Overview's
+    score"), or why there is none."""
+    value: float | None
+    lo: float | None = None            # the range it covers (tok/s/user)
+    hi: float | None = None
+    reason: str = ""
+
+    def text(self, metric=None) -> str:
+        if self.value is None:
+            return self.reason
+        span = f"{metrics.format_value(self.lo)}-{metrics.format_value(self.hi)} tok/s/user"
+        return f"{metrics.format_multiple(self.value, metric)} over {span}"
+
+    def as_json(self) -> dict:
+        return {"value": self.value, "lo": self.lo, "hi": self.hi, "reason": self.reason}
+
+
+def score(a_inputs: Inputs, a: str, b_inputs: Inputs, b: str, metric: metrics.Metric,
+          a_name: str = "", b_name: str = "") -> Score:
+    """A over B across the interactivity both data envelopes cover, by the rule-1 values of
+    each (`value_at` on the envelopes `resolve` reads), in the view's metric."""
+    from opx.curves.frontier import values_at
+    ea, eb = a_inputs.envelope(a, False), b_inputs.envelope(b, False)
+    for env, name in ((eb, b_name or b), (ea, a_name or a)):
+        if env.empty:
+            return Score(None, reason=f"no data curve of {name}")
+    lo, hi = max(ea.x.min(), eb.x.min()), min(ea.x.max(), eb.x.max())
+    if not lo < hi:
+        return Score(None, reason="their data curves share no range of interactivity")
+    xs = np.geomspace(lo, hi, SCORE_SAMPLES)
+    va = values_at(ea.x.to_numpy(float), ea.tput.to_numpy(float), xs)
+    vb = values_at(eb.x.to_numpy(float), eb.tput.to_numpy(float), xs)
+    ratios = []
+    for p, q in zip(va, vb):
+        ya = a_inputs.convert(p.value) if p.status == "ok" else None
+        yb = b_inputs.convert(q.value) if q.status == "ok" else None
+        if ya is None or yb is None or ya <= 0 or yb <= 0:
+            return Score(None, reason="a figure on the range has no value in this metric")
+        ratios.append(ya / yb)
+    return Score(float(np.exp(np.mean(np.log(ratios)))), float(lo), float(hi))

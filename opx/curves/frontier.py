@@ -143,11 +143,34 @@ def provenance_names(provenance: str) -> list[str]:
 
 
 @dataclass(frozen=True)
+class Spread:
+    """The spread of a figure that rests on repeat sets (opx/store/repeats.py): the least and the
+    most its runs give, in the figure's metric, and how many runs there are."""
+    lo: float
+    hi: float
+    runs: int
+
+    def text(self, metric) -> str:
+        """"1.42-1.71M, 3 runs"."""
+        from opx.curves.metrics import format_range
+        return f"{format_range(self.lo, self.hi, metric)}, {self.runs} runs"
+
+    def as_json(self) -> dict:
+        return {"lo": self.lo, "hi": self.hi, "runs": self.runs}
+
+
+@dataclass(frozen=True)
 class Figure:
     """One side's figure of one kind, at a target or at peak: what a multiple divides."""
     value: float
     provenance: str            # as shown, e.g. "preview", "interpolated between simulated points"
     bound: str = ""            # "≥" / "≤" when the figure is a bound (a point meeting the target)
+    spread: Spread | None = None   # over its repeated runs (None: one run, or a projection)
+
+    def text(self, metric, unit: bool = False) -> str:
+        """"≥ 1.58M (1.42-1.71M, 3 runs)": the figure, its bound and its spread."""
+        shown = f"{self.bound} {metric.format(self.value, unit=unit)}".strip()
+        return f"{shown} ({self.spread.text(metric)})" if self.spread else shown
 
     @property
     def kind(self) -> Kind:
@@ -190,6 +213,32 @@ class Multiple:
         return words
 
     @property
+    def range(self) -> tuple[float, float] | None:
+        """The multiple's range over the sides' repeated runs: the lowest over the highest and
+        the highest over the lowest (None when neither side rests on repeated runs)."""
+        if self.value is None or self.a is None or self.b is None or not (
+                self.a.spread or self.b.spread):
+            return None
+        a_lo, a_hi = (self.a.spread.lo, self.a.spread.hi) if self.a.spread else (self.a.value,) * 2
+        b_lo, b_hi = (self.b.spread.lo, self.b.spread.hi) if self.b.spread else (self.b.value,) * 2
+        if not (b_lo and b_hi):
+            return None
+        ends = sorted((a_lo / b_hi, a_hi / b_lo))
+        return ends[0], ends[1]
+
+    @property
+    def range_text(self) -> str:
+        """"52-64× over the repeated runs", or "" without repeated runs."""
+        r = self.range
+        if r is None:
+            return ""
+        from opx.curves.metrics import format_multiple, format_range
+        if self.metric is not None and getattr(self.metric, "direction", "higher") == "lower":
+            return f"{format_multiple(r[0], self.metric)} to {format_multiple(r[1], self.metric)}" \
+                   " over the repeated runs"
+        return f"{format_range(r[0], r[1])} over the repeated runs"
+
+    @property
     def short(self) -> str:
         """The number alone, or "no multiple": fits a headline figure; the basis or the reason
         goes beside it."""
@@ -202,13 +251,15 @@ class Multiple:
         tokens; ..."), or the reason there is no number: the words beside a headline `short`."""
         if self.value is None or self.a is None or self.b is None:
             return self.reason
-        a = f"{self.a.bound} {metric.format(self.a.value)}".strip()
-        b = f"{self.b.bound} {metric.format(self.b.value, unit=True)}".strip()
-        return f"{a} vs {b}; {self.basis}"
+        text = f"{self.a.text(metric)} vs {self.b.text(metric, unit=True)}; {self.basis}"
+        return f"{self.range_text}; {text}" if self.range_text else text
 
     @property
     def text(self) -> str:
-        """The number, saying its basis unless it divides data by data, or the reason."""
+        """The number, saying its basis unless it divides data by data, and its range over
+        repeated runs; or the reason."""
         if self.value is None:
             return self.reason
-        return self.short if self.kind == DATA and not self.bounds else f"{self.short} ({self.basis})"
+        said = [w for w in ((self.basis if self.kind != DATA or self.bounds else ""),
+                            self.range_text) if w]
+        return f"{self.short} ({'; '.join(said)})" if said else self.short

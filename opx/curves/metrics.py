@@ -155,6 +155,21 @@ def format_multiple(value: float | None, metric: "Metric | None" = None) -> str:
     return f"{_fixed(value, 3)}×" if value < 100 else f"{value:,.0f}×"
 
 
+def format_range(lo: float, hi: float, metric: "Metric | None" = None) -> str:
+    """A span of figures, its shared suffix said once: "1.42-1.71M", "$0.61-$0.72", "52-64×"
+    (`metric=None`: multiples)."""
+    if metric is None:
+        a, b = format_multiple(lo).rstrip("×"), format_multiple(hi)
+        return f"{a}-{b}"
+    a, b = metric.format(lo), metric.format(hi)
+    if a == b:
+        return a
+    for suffix in ("k", "M", "B", " J"):
+        if a.endswith(suffix) and b.endswith(suffix):
+            return f"{a[:-len(suffix)]}-{b}"
+    return f"{a}-{b}"
+
+
 def _missing(value) -> bool:
     if value is None:
         return True

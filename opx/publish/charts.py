@@ -91,6 +91,7 @@ def _tooltip(y_title: str, x_title: str) -> list[alt.Tooltip]:
         alt.Tooltip("gpus_total:Q", title="GPUs (all)", format=",.0f"),
         alt.Tooltip("date:N", title="Date"),
         alt.Tooltip("provenance:N", title="Provenance"),
+        alt.Tooltip("runs_text:N", title="Runs"),
         alt.Tooltip("point_note:N", title="Note"),
         alt.Tooltip("source_text:N", title="Source"),
     ]
@@ -102,11 +103,33 @@ HALO = {"color": "white", "stroke": "white", "strokeWidth": 4, "strokeJoin": "ro
 
 
 def _with_text(frame: pd.DataFrame, metric: metrics.Metric, column: str = "y") -> pd.DataFrame:
-    """`frame` with `<column>_text`: its figures written by the metric registry, for tooltips."""
+    """`frame` with `<column>_text`: its figures written by the metric registry, and
+    `runs_text`, what each rests on ("3 runs: 1.42-1.71M", "one run"), for tooltips."""
     if frame.empty:
-        return frame.assign(**{f"{column}_text": pd.Series(dtype=str)})
+        return frame.assign(**{f"{column}_text": pd.Series(dtype=str),
+                               "runs_text": pd.Series(dtype=str)})
     return frame.assign(**{f"{column}_text": [metric.format(v, unit=True, digits=4)
-                                              for v in frame[column]]})
+                                              for v in frame[column]],
+                           "runs_text": _runs_texts(frame, metric, column)})
+
+
+def _runs_texts(frame: pd.DataFrame, metric: metrics.Metric, column: str = "y") -> list[str]:
+    """Per mark, the runs it rests on: a repeat set's count and spread, "one run" for a data
+    point, nothing for a simulated one (docs/metrics.md, "Repeated runs")."""
+    n = frame["repeat_runs"] if "repeat_runs" in frame else pd.Series(1, index=frame.index)
+    simulated = (frame["simulated"].fillna(False).astype(bool) if "simulated" in frame
+                 else pd.Series(False, index=frame.index))
+    lo = frame["y_lo"] if "y_lo" in frame else frame[column]
+    hi = frame["y_hi"] if "y_hi" in frame else frame[column]
+    out = []
+    for k, sim, a, b in zip(n, simulated, lo, hi):
+        if sim:
+            out.append("")
+        elif pd.notna(k) and k > 1 and pd.notna(a) and pd.notna(b):
+            out.append(f"{int(k)} runs: {metrics.format_range(min(a, b), max(a, b), metric)}")
+        else:
+            out.append("one run")
+    return out
 
 
 def _stagger(values, top: float, height: float, gap: float = 16.0) -> list[float]:
@@ -599,6 +622,12 @@ def _explorer_parts(view: ExplorerView, catalog: Catalog, x_domain: tuple[float,
         layers.append(alt.Chart(env).mark_point(filled=True, opacity=1).encode(
             x=x_enc, y=y_enc, color=color, shape=shape, tooltip=tooltip,
             size=alt.Size("marker_size:Q", scale=None, legend=None)))
+        if "repeat_runs" in env and (env.repeat_runs.fillna(1) > 1).any():
+            # a repeat set's spread (its least to its most run) as an error bar at its median
+            repeated = env[env.repeat_runs.fillna(1) > 1]
+            layers.append(alt.Chart(repeated).mark_rule(strokeWidth=1.5, opacity=0.8).encode(
+                x=x_enc, y=alt.Y("y_lo:Q", scale=y_scale), y2=alt.Y2("y_hi:Q"), color=color,
+                tooltip=tooltip))
         if "band_lo" in env and env.band_lo.notna().any():
             band = env[env.band_lo.notna() & env.band_hi.notna()]
             layers.append(alt.Chart(band).mark_area(opacity=0.14, clip=True).encode(
@@ -679,7 +708,9 @@ def _explorer_parts(view: ExplorerView, catalog: Catalog, x_domain: tuple[float,
                "stricter": "at least: a stricter statistic's point meets the target"}
         hit_df = pd.DataFrame({"hardware_name": [h[0] for h in hits], "x": state.target,
                                "y": [a.value for _, a in hits],
-                               "value": [a.cell(y_metric) for _, a in hits],
+                               "value": [f"{a.sign} {y_metric.format(a.value)}".strip()
+                                         for _, a in hits],
+                               "runs_text": [a.runs_text(y_metric) for _, a in hits],
                                "value_text": [f"{a.sign} {y_metric.format(a.value, unit=True, digits=4)}"
                                               .strip() for _, a in hits],
                                "how": [how.get(a.how, a.how)
@@ -691,7 +722,8 @@ def _explorer_parts(view: ExplorerView, catalog: Catalog, x_domain: tuple[float,
             x=x_enc, y=y_enc, color=color,
             tooltip=[alt.Tooltip("hardware_name:N", title="Hardware"),
                      alt.Tooltip("value_text:N", title="At target"),
-                     alt.Tooltip("how:N", title="Value")]))
+                     alt.Tooltip("how:N", title="Value"),
+                     alt.Tooltip("runs_text:N", title="Runs")]))
         for halo in (True, False):
             layers.append(alt.Chart(hit_df).mark_text(
                 align="right", dx=-10, dy=-8, fontSize=12, fontWeight="bold", font=FONT,

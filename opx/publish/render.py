@@ -11,7 +11,7 @@ import pandas as pd
 
 from models import Catalog, ViewState, pct_label
 from models.view import format_number
-from opx.answers.explorer import ExplorerView, HardwareSummary
+from opx.answers.explorer import ExplorerView, HardwareSummary, answer_json, multiple_json
 from opx.answers.resolve import RULE
 from opx.answers.simulation import SimulateView, simulate_view
 from opx.curves import metrics
@@ -44,23 +44,6 @@ def chart_data(view: ExplorerView) -> pd.DataFrame:
     return out.rename(columns={"x": x, "y": y, "source_text": "source", "point_note": "note"})
 
 
-def answer_json(s: HardwareSummary, target: float) -> dict[str, Any]:
-    """One hardware's figure at the target as every page's JSON gives it: `at_target` is the
-    resolver's (`opx.answers.resolve`), with how it was obtained and the configuration(s) behind it;
-    `peak` the hardware's one peak."""
-    a = s.answer
-    return {"hardware": s.hardware, "name": s.name,
-            "at_target": a.value, "at_target_status": "ok" if a.ok else a.status.replace("_", " "),
-            "at_target_exact": a.how == "point", "at_target_how": a.how,
-            "at_target_kind": a.kind, "at_target_bound": a.bound,
-            "at_target_how_text": a.how_text(target),
-            "at_target_throughput_per_gpu": a.tput, "at_target_interactivity": a.x,
-            "configurations": [c.as_json() for c in a.configs],
-            "reachable": s.reachable, "target_note": s.target_note, "target_fix": a.fix,
-            "target_provenance": s.target_provenance, "target_source": s.target_source,
-            "peak": s.peak, "peak_provenance": s.peak_provenance, "peak_source": s.peak_source}
-
-
 def _value_json(s: HardwareSummary, view: ExplorerView) -> dict[str, Any]:
     """`answer_json`, and `simulated_at_target`: what the projection alone says at the target,
     with its anchoring."""
@@ -86,16 +69,6 @@ def _header_json(link: Link, state: ViewState, link_text: str, notes: list[str])
             "exported": dt.date.today().isoformat(), "notices": link.notices, "notes": notes}
 
 
-def _multiple_json(prefix: str, m) -> dict[str, Any]:
-    """A multiple: its number (None when there is none), its text, and what it divides
-    ("data", "simulated" or "mixed", and e.g. "preview vs derived")."""
-    if m is None:
-        return {prefix: None, f"{prefix}_text": "baseline", f"{prefix}_kind": "",
-                f"{prefix}_basis": ""}
-    return {prefix: m.value, f"{prefix}_text": m.text, f"{prefix}_kind": m.kind,
-            f"{prefix}_basis": m.basis}
-
-
 def summary_json(link: Link, view: ExplorerView, link_text: str) -> dict[str, Any]:
     state = view.state
     base = _header_json(link, state, link_text, view.notes)
@@ -103,12 +76,12 @@ def summary_json(link: Link, view: ExplorerView, link_text: str) -> dict[str, An
     if link.page == "compare":
         a, b = by_hw[state.a], by_hw[state.b]
         return {**base, "a": _value_json(a, view), "b": _value_json(b, view),
-                **_multiple_json("multiple_at_target", a.multiple_at_target),
-                **_multiple_json("multiple_at_peak", a.multiple_at_peak)}
+                **multiple_json("multiple_at_target", a.multiple_at_target),
+                **multiple_json("multiple_at_peak", a.multiple_at_peak)}
     return {**base, "baseline": view.baseline,
             "hardware": [{**_value_json(s, view),
-                          **_multiple_json("multiple_at_target", s.multiple_at_target),
-                          **_multiple_json("multiple_at_peak", s.multiple_at_peak)}
+                          **multiple_json("multiple_at_target", s.multiple_at_target),
+                          **multiple_json("multiple_at_peak", s.multiple_at_peak)}
                          for s in view.summaries]}
 
 

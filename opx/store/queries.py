@@ -362,6 +362,21 @@ def coverage_overview(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
         GROUP BY ALL ORDER BY r.model, r.workload, r.hardware, r.provenance""").df()
 
 
+def overview_slices(con: duckdb.DuckDBPyConnection, f: RunFilters, pct: str, y: str
+                    ) -> pd.DataFrame:
+    """Per model, workload and hardware under the run filters: how many data (non-simulated)
+    points state both the interactivity at `pct` and throughput `y`, ordered. The Overview's
+    rows are the slices where two hardware or more have any."""
+    x_col = metrics.interactivity(pct).column
+    y_col = metrics.y_metric(y).column
+    return con.execute(f"""
+        SELECT r.model, r.workload, r.hardware, count(*) AS points
+        FROM point_metrics m JOIN runs r ON r.id = m.run_id
+        WHERE {RunFilters.WHERE} AND r.provenance <> 'simulated'
+          AND m.{x_col} IS NOT NULL AND m.{y_col} IS NOT NULL
+        GROUP BY ALL ORDER BY r.model, r.workload, r.hardware""", f.params()).df()
+
+
 def filter_choices(con: duckdb.DuckDBPyConnection, model: str | None = None,
                    workload: str | None = None, hardware: tuple[str, ...] = ()) -> dict[str, list]:
     """What the run filters can pick from: the frameworks and precisions (lower case, as the
