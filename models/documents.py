@@ -134,7 +134,46 @@ class SimulateDocument(ViewHeader):
     parameters: dict[str, Any] | None = None
 
 
+class OverviewCell(_Open):
+    """One hardware at one fixed interactivity: the Explorer's fields for that slice and target."""
+    target: float
+    at_target: Number = None
+    at_target_how: str | None = None
+    at_target_spread: Spread | None = None
+    multiple_at_target: Number = None
+    multiple_at_target_range: Range | None = None
+    link: str = Field(description="the Explorer view of this slice at this target")
+
+
+class OverviewHardware(_Open):
+    hardware: str
+    name: str
+    peak: Number = None
+    multiple_at_peak: Number = None
+    score: Number = Field(None, description="geometric mean of A/B over the range both data "
+                                            "envelopes cover; null for the baseline or none")
+    score_range: Range | None = None
+    at: list[OverviewCell]
+
+
+class OverviewRow(_Open):
+    model: str
+    workload: str
+    baseline: str
+    hardware: list[OverviewHardware]
+
+
+class OverviewDocument(_Open):
+    """`/overview`: every slice with two hardware or more at the statistic."""
+    page: str
+    percentile: str
+    at: list[float]
+    rows: list[OverviewRow]
+    empty_reason: str = ""
+
+
 PAGE_DOCUMENTS: dict[str, type[BaseModel]] = {
+    "overview": OverviewDocument,
     "explorer": ExplorerDocument, "compare": CompareDocument, "planner": PlannerDocument,
     "latency": LatencyDocument, "simulate": SimulateDocument}
 

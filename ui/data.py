@@ -379,3 +379,10 @@ def points_file(fmt: str) -> bytes:
     """Every run and point as one of the export registry's data formats (csv, parquet)."""
     from opx.publish import export
     return export.render(fmt, export_points())
+
+
+def overview(state: ViewState) -> dict:
+    """The Overview's document (`opx.answers.overview`: stored when the data changed, or made
+    once per data version and kept in the process)."""
+    from opx.answers import overview as ov
+    return ov.overview(database(), state, catalog())

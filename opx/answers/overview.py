@@ -82,7 +82,7 @@ def _row(db: Path, state: ViewState, catalog: Catalog, model: str, workload: str
         for t, view in zip(state.at, views):
             s = view.summaries[i]
             fields = {k: v for k, v in explorer.answer_json(s, t).items()
-                      if k.startswith(("at_target", "configurations", "reachable", "target_"))}
+                      if k.startswith(("at_target", "reachable", "target_"))}
             at.append({"target": t, **fields, "at_target_text": s.answer.cell(metric),
                        **explorer.multiple_json("multiple_at_target", s.multiple_at_target),
                        "link": build_link("/", view.state, base_url)})

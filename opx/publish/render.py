@@ -21,7 +21,7 @@ from opx.publish import export
 from opx.publish.charts import latency_chart, simulate_view_chart, stamp_line, wrap_line
 from opx.publish.link_view import link_chart, planner_sizing_text, view_for
 
-EXPORTABLE_PAGES = ("explorer", "compare", "planner", "latency", "simulate")
+EXPORTABLE_PAGES = ("explorer", "overview", "compare", "planner", "latency", "simulate")
 BRIEF_PAGES = ("explorer", "compare", "planner")
 
 
@@ -151,7 +151,13 @@ def simulate_json(sim: SimulateView) -> dict[str, Any]:
             "parameters": json.loads(json.dumps(sim.result.parameters, default=str))}
 
 
-PAGE_EXPORTS = {"latency": latency_export, "simulate": simulate_export}
+def overview_export(link: Link, db: Path, catalog: Catalog, link_text: str):
+    from opx.publish import overview_export as ov
+    return ov.export(link, db, catalog, link_text)
+
+
+PAGE_EXPORTS = {"latency": latency_export, "simulate": simulate_export,
+                "overview": overview_export}
 
 
 def render_link(link: Link, fmt: str, db: Path, catalog: Catalog, base_url: str = "") -> bytes:
@@ -163,7 +169,7 @@ def render_link(link: Link, fmt: str, db: Path, catalog: Catalog, base_url: str 
     kind = export.FORMATS[fmt].kind
     if link.page not in EXPORTABLE_PAGES:
         raise OpxError("LINK", "path", f"`{link.path}` shows no figures to export; exportable "
-                                       "pages: /, /compare, /planner, /latency, /simulate")
+                                       "pages: /, /overview, /compare, /planner, /latency, /simulate")
     if kind == "brief" and link.page not in BRIEF_PAGES:
         raise OpxError("--format", fmt, f"a brief is made of /, /compare or /planner, not of "
                                         f"`{link.path}`; export it as json, csv or a chart")

@@ -1,0 +1,77 @@
+"""Overview (`/overview`): every model x workload slice with two hardware or more, each read at
+a few fixed interactivities against its row's baseline, with the spread of repeated runs."""
+import math
+
+import streamlit as st
+
+from models import Y_METRICS, pct_label
+from models.view import OVERVIEW_TARGETS
+from opx.curves import metrics
+from opx.publish import overview_export
+from ui import data, share, urlstate, widgets
+from ui.text import escape_md
+
+widgets.open_page("overview", "Overview")
+with st.sidebar:
+    st.header("Overview")
+    widgets.percentile_picker()
+    st.selectbox("Metric", Y_METRICS, key="y", format_func=lambda k: metrics.y_metric(k).title)
+    seeded = tuple(st.session_state.get("at") or OVERVIEW_TARGETS)
+    st.multiselect("Interactivities (tok/s/user)", sorted(set(OVERVIEW_TARGETS) | set(seeded)),
+                   key="at", accept_new_options=True, max_selections=8,
+                   format_func=lambda v: f"{float(v):g}",
+                   help="Type a number and press Enter to add one; `at=` in the link.")
+    widgets.run_filters()
+
+state = urlstate.state_from_widgets()
+if not state.at:
+    state = state.model_copy(update={"at": OVERVIEW_TARGETS})
+state = urlstate.write_url(state)
+doc = widgets.or_stop(data.overview, state)
+y = metrics.y_metric(state.y)
+
+st.caption(escape_md(
+    f"Each slice's hardware at {', '.join(f'{t:g}' for t in state.at)} tok/s/user "
+    f"({pct_label(state.pct)}), in {y.label.lower()} ({y.unit}): the Explorer's figure there (≥ where a "
+    "faster point meets it), the spread of repeated runs, and the multiple against the "
+    "slice's baseline (green above 1×, red below). Score: the geometric mean of the ratio over "
+    "the interactivity both data curves cover. Select a cell to open its Explorer view."))
+
+with widgets.in_place():
+    if doc["empty_reason"]:
+        st.info(escape_md(doc["empty_reason"]))
+    for note in doc["notes"]:
+        st.caption(escape_md(note))
+
+words, multiples, links = overview_export.shown(doc)
+
+
+def colour(m) -> str:
+    """A diverging scale centred on 1x, on the log of the multiple (a lower-is-better metric's
+    A/B reads the other way)."""
+    if m is None or not isinstance(m, (int, float)) or m != m or m <= 0:
+        return ""
+    r = math.log10(m) * (1 if y.direction == "higher" else -1)
+    t = max(-1.0, min(1.0, r / 1.5))
+    if t >= 0:
+        return f"background-color: rgba(26, 152, 80, {0.12 + 0.5 * t:.2f})"
+    return f"background-color: rgba(215, 48, 39, {0.12 + 0.5 * -t:.2f})"
+
+
+if not words.empty:
+    styled = words.style.apply(lambda _: multiples.map(colour).values, axis=None)
+    picked = st.dataframe(
+        styled, hide_index=True, width="stretch", key="overview_table", on_select="rerun",
+        selection_mode="single-cell",
+        column_config={"Slice": st.column_config.TextColumn(pinned=True),
+                       "Hardware": st.column_config.TextColumn(pinned=True)})
+    cells = picked.selection.get("cells", []) if picked else []
+    if cells:
+        row, col = cells[0]
+        link = links.iloc[row][col] if col in links else None
+        if link:
+            st.link_button(f"Open {words.iloc[row]['Hardware']}, {words.iloc[row]['Slice']} "
+                           f"({col}) in the Explorer", link)
+
+share.share_box("/overview", state)
+share.export_buttons("/overview", "overview", state, key="overview_export")

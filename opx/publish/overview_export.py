@@ -1,0 +1,120 @@
+"""The Overview as files: its JSON document (`opx.answers.overview`), a table with one line per
+slice and hardware (CSV, Parquet and the page), and a heatmap of the multiples (the chart
+formats). No Streamlit."""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import altair as alt
+import pandas as pd
+
+from models import Catalog, pct_label
+from models.view import format_number
+from opx.answers import overview
+from opx.curves import metrics
+from opx.links import Link
+
+
+def at_label(target: float) -> str:
+    return f"{format_number(target)} tok/s/user"
+
+
+def frame(doc: dict) -> pd.DataFrame:
+    """One line per slice and hardware, with numbers (not words): each interactivity's figure,
+    its spread, how it was obtained, its multiple and link; the peak, its multiple, the score."""
+    lines = []
+    for row in doc["rows"]:
+        for h in row["hardware"]:
+            line = {"model": row["model"], "workload": row["workload"],
+                    "hardware": h["hardware"], "baseline": row["baseline"]}
+            for cell in h["at"]:
+                t = format_number(cell["target"])
+                spread = cell["at_target_spread"] or {}
+                line |= {f"at_{t}": cell["at_target"], f"at_{t}_how": cell["at_target_how"],
+                         f"at_{t}_lo": spread.get("lo"), f"at_{t}_hi": spread.get("hi"),
+                         f"at_{t}_runs": spread.get("runs", 1 if cell["at_target_kind"] == "data"
+                                                     else None),
+                         f"multiple_{t}": cell["multiple_at_target"], f"link_{t}": cell["link"]}
+            line |= {"peak": h["peak"], "peak_provenance": h["peak_provenance"],
+                     "multiple_at_peak": h["multiple_at_peak"], "score": h["score"],
+                     "score_lo": (h["score_range"] or {}).get("lo"),
+                     "score_hi": (h["score_range"] or {}).get("hi"), "link": h["link"]}
+            lines.append(line)
+    return pd.DataFrame(lines)
+
+
+def shown(doc: dict) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """The page's table as words (a cell: "1.58M (1.42-1.71M, 3 runs) · 2.1×"), the multiples
+    behind each cell's colour, and each cell's Explorer link; same index and columns."""
+    y = metrics.y_metric(doc["metric"]["key"])
+    words, multiples, links = [], [], []
+    for row in doc["rows"]:
+        for h in row["hardware"]:
+            base = h["hardware"] == row["baseline"]
+            w = {"Slice": f"{row['model_name']} · {row['workload_name']}", "Hardware": h["name"]}
+            m, k = dict.fromkeys(w), dict.fromkeys(w)
+            for cell in h["at"]:
+                col = at_label(cell["target"])
+                mult = cell["multiple_at_target"]
+                w[col] = (cell["at_target_text"] if cell["at_target"] is None else
+                          cell["at_target_text"] + ("" if base or mult is None else
+                                                    f" · {metrics.format_multiple(mult, y)}"))
+                m[col], k[col] = (None if base else mult), cell["link"]
+            w["Peak"] = (metrics.format_value(h["peak"], y) if h["peak"] is not None
+                         else "no figure")
+            m["Peak"], k["Peak"] = (None if base else h["multiple_at_peak"]), h["link"]
+            if not base and h["multiple_at_peak"] is not None:
+                w["Peak"] += f" · {metrics.format_multiple(h['multiple_at_peak'], y)}"
+            w["Score"] = h["score_text"]
+            m["Score"], k["Score"] = h["score"], h["link"]
+            words.append(w), multiples.append(m), links.append(k)
+    return pd.DataFrame(words), pd.DataFrame(multiples), pd.DataFrame(links)
+
+
+def chart(doc: dict) -> alt.Chart:
+    """A heatmap of each cell's multiple against its row's baseline, diverging around 1x."""
+    cells = []
+    for row in doc["rows"]:
+        for h in row["hardware"]:
+            if h["hardware"] == row["baseline"]:
+                continue
+            for cell in h["at"]:
+                m = cell["multiple_at_target"]
+                cells.append({"line": f"{row['model_name']} · {row['workload_name']} · "
+                                      f"{h['name']} ÷ {row['baseline_name']}",
+                              "at": at_label(cell["target"]), "order": cell["target"],
+                              "log_multiple": math.log10(m) if m else None,
+                              "text": metrics.format_multiple(m) if m else "–"})
+    data = pd.DataFrame(cells, columns=["line", "at", "order", "log_multiple", "text"])
+    pct = pct_label(doc["percentile"])
+    title = alt.TitleParams(f"Multiple at each interactivity ({pct}), every slice",
+                            subtitle=[doc["target_rule"]], anchor="start")
+    base = alt.Chart(data, title=title).encode(
+        x=alt.X("at:N", title=f"Interactivity {pct}", sort=alt.EncodingSortField("order")),
+        y=alt.Y("line:N", title=None))
+    squares = base.mark_rect().encode(color=alt.Color(
+        "log_multiple:Q", title="log10 multiple",
+        scale=alt.Scale(scheme="redblue", domainMid=0, reverse=True)))
+    labels = base.mark_text(fontSize=11).encode(text="text:N")
+    return (squares + labels).properties(width=520, height=alt.Step(22))
+
+
+def _with_base(doc: dict, link_text: str) -> dict:
+    """The document with every cell's link a full address, on the host `link_text` names."""
+    from urllib.parse import urlsplit
+    parts = urlsplit(link_text)
+    base = f"{parts.scheme}://{parts.netloc}" if parts.scheme else ""
+    rows = [{**row, "hardware": [{**h, "link": base + h["link"],
+                                  "at": [{**c, "link": base + c["link"]} for c in h["at"]]}
+                                 for h in row["hardware"]]} for row in doc["rows"]]
+    return {**doc, "rows": rows}
+
+
+def export(link: Link, db: Path, catalog: Catalog, link_text: str):
+    """(the JSON, the table, the chart) of an overview link, as `render.PAGE_EXPORTS` reads."""
+    doc = {**overview.overview(db, link.state, catalog, ""), "link": link_text,
+           "notices": link.notices}
+    doc.pop("stored", None)
+    doc = _with_base(doc, link_text)
+    return doc, frame(doc), lambda: chart(doc)
