@@ -32,10 +32,11 @@ y = metrics.y_metric(state.y)
 
 st.caption(escape_md(
     f"Each slice's hardware at {', '.join(f'{t:g}' for t in state.at)} tok/s/user "
-    f"({pct_label(state.pct)}), in {y.label.lower()} ({y.unit}): the Explorer's figure there (≥ where a "
-    "faster point meets it), the spread of repeated runs, and the multiple against the "
-    "slice's baseline (green above 1×, red below). Score: the geometric mean of the ratio over "
-    "the interactivity both data curves cover. Select a cell to open its Explorer view."))
+    f"({pct_label(state.pct)}), in {y.label.lower()} ({y.unit}): the Explorer's figure there "
+    "(≥ where a faster point meets it), the spread of repeated runs, and the multiple against "
+    "the slice's baseline (green above 1×, red below). Score: the geometric mean of the ratio "
+    "over the interactivity both data curves cover. “Not reachable”: the curves top out below "
+    "it (the JSON export says where). Select a cell to open its Explorer view."))
 
 with widgets.in_place():
     if doc["empty_reason"]:
@@ -62,16 +63,17 @@ if not words.empty:
     styled = words.style.apply(lambda _: multiples.map(colour).values, axis=None)
     picked = st.dataframe(
         styled, hide_index=True, width="stretch", key="overview_table", on_select="rerun",
+        height=min(35 * (len(words) + 1) + 3, 720),
         selection_mode="single-cell",
-        column_config={"Slice": st.column_config.TextColumn(pinned=True),
-                       "Hardware": st.column_config.TextColumn(pinned=True)})
+        column_config={"Slice · hardware": st.column_config.TextColumn(pinned=True,
+                                                                          width="medium")})
     cells = picked.selection.get("cells", []) if picked else []
     if cells:
         row, col = cells[0]
         link = links.iloc[row][col] if col in links else None
         if link:
-            st.link_button(f"Open {words.iloc[row]['Hardware']}, {words.iloc[row]['Slice']} "
-                           f"({col}) in the Explorer", link)
+            st.link_button(f"Open {words.iloc[row]['Slice · hardware']} ({col}) in the "
+                           "Explorer", link)
 
 share.share_box("/overview", state)
 share.export_buttons("/overview", "overview", state, key="overview_export")

@@ -620,7 +620,7 @@ def multiple_json(prefix: str, m) -> dict[str, object]:
     ("data", "simulated" or "mixed", and e.g. "preview vs derived")."""
     if m is None:
         return {prefix: None, f"{prefix}_text": "baseline", f"{prefix}_kind": "",
-                f"{prefix}_basis": ""}
+                f"{prefix}_basis": "", f"{prefix}_range": None}
     r = m.range
     return {prefix: m.value, f"{prefix}_text": m.text, f"{prefix}_kind": m.kind,
             f"{prefix}_basis": m.basis,

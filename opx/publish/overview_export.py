@@ -52,12 +52,14 @@ def shown(doc: dict) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     for row in doc["rows"]:
         for h in row["hardware"]:
             base = h["hardware"] == row["baseline"]
-            w = {"Slice": f"{row['model_name']} · {row['workload_name']}", "Hardware": h["name"]}
+            w = {"Slice · hardware": f"{row['model_name']} · {row['workload_name']} · "
+                                     f"{h['name']}"}
             m, k = dict.fromkeys(w), dict.fromkeys(w)
             for cell in h["at"]:
                 col = at_label(cell["target"])
                 mult = cell["multiple_at_target"]
-                w[col] = (cell["at_target_text"] if cell["at_target"] is None else
+                w[col] = (("not reachable" if cell["reachable"] is False else "no figure")
+                          if cell["at_target"] is None else
                           cell["at_target_text"] + ("" if base or mult is None else
                                                     f" · {metrics.format_multiple(mult, y)}"))
                 m[col], k[col] = (None if base else mult), cell["link"]
