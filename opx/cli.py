@@ -325,6 +325,7 @@ def _simulate_calibration(args) -> int:
         doc = {"systems": json.loads(table.to_json(orient="records")), "overall": overall}
         if args.validate and not args.calibrate:
             doc["anchoring"] = _anchoring_validation(args, silicon)
+            doc["repeat_spread"] = _repeat_floor(args)[0]
         _print_json(doc)
         return 0
     else:
@@ -337,7 +338,17 @@ def _simulate_calibration(args) -> int:
             print("\n".join(ttft_sources.summary_text(overall["ttft_sources"])))
     if args.validate and not args.calibrate:
         _anchoring_validation(args, silicon)
+        print(f"\nrepeated runs in the database: {_repeat_floor(args)[1]}")
     return 0
+
+
+def _repeat_floor(args) -> tuple[dict, str]:
+    """The spread of the repeat sets in the database's measured data, beside the model's error
+    (docs/simulator.md, "The floor: repeated runs")."""
+    from opx.store import repeats
+    with store.reading(db_path(args.db)) as con:
+        summary = repeats.spread_summary(con)
+    return summary, repeats.spread_text(summary)
 
 
 def _anchoring_validation(args, silicon) -> dict:

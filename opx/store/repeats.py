@@ -57,3 +57,47 @@ def configurations_sql(source: str, medians: tuple[str, ...] = ("x", "y", "ttft"
     SELECT k.*, k.y AS y_lo, k.y AS y_hi, 1 AS repeat_runs
     FROM {source} k ANTI JOIN counted c USING (repeat_key)
     )"""
+
+
+def spread_summary(con) -> dict:
+    """How far the runs of one configuration lie from their set's median, over the repeat sets of
+    measured data (not simulated) in the store whose runs differ (a row copied into two source
+    files is one measurement, counted apart): the mean and the 90th percentile of the absolute
+    percentage deviation of TTFT and TPOT (means, as the simulator's validation scores them). No
+    model giving one figure per configuration can score under it."""
+    row = con.execute(f"""
+        WITH pts AS (
+            SELECT {key_sql()} AS repeat_key, m.ttft_mean_s AS ttft, m.tpot_mean_s AS tpot
+            FROM point_metrics m JOIN runs r ON r.id = m.run_id
+            WHERE r.provenance <> 'simulated' AND m.concurrency IS NOT NULL
+              AND m.ttft_mean_s > 0 AND m.tpot_mean_s > 0),
+        sets AS (SELECT repeat_key, median(ttft) AS mt, median(tpot) AS mp,
+                        (min(ttft) = max(ttft) AND min(tpot) = max(tpot)) AS copies
+                 FROM pts GROUP BY repeat_key HAVING count(*) > 1)
+        SELECT count(DISTINCT s.repeat_key) FILTER (WHERE NOT copies),
+               count(DISTINCT s.repeat_key) FILTER (WHERE copies),
+               count(*) FILTER (WHERE NOT copies),
+               avg(abs(p.ttft / s.mt - 1)) FILTER (WHERE NOT copies) * 100,
+               avg(abs(p.tpot / s.mp - 1)) FILTER (WHERE NOT copies) * 100,
+               quantile_cont(abs(p.ttft / s.mt - 1), 0.9) FILTER (WHERE NOT copies) * 100,
+               quantile_cont(abs(p.tpot / s.mp - 1), 0.9) FILTER (WHERE NOT copies) * 100
+        FROM pts p JOIN sets s USING (repeat_key)""").fetchone()
+    sets, copies, points, ttft, tpot, ttft90, tpot90 = row
+
+    def pct(v):
+        return None if v is None else float(v)
+    return {"repeat_sets": int(sets or 0), "copies": int(copies or 0), "points": int(points or 0),
+            "ttft_pct": pct(ttft), "tpot_pct": pct(tpot), "ttft_p90_pct": pct(ttft90),
+            "tpot_p90_pct": pct(tpot90)}
+
+
+def spread_text(summary: dict) -> str:
+    """The spread of repeated runs in a sentence, beside a model's error."""
+    if not summary["repeat_sets"]:
+        return "no configuration in this database was measured twice with different results"
+    return (f"runs of one configuration lie {summary['ttft_pct']:.1f}% (TTFT) and "
+            f"{summary['tpot_pct']:.1f}% (TPOT) from their repeat set's median (mean; 90th "
+            f"percentile {summary['ttft_p90_pct']:.1f}% and {summary['tpot_p90_pct']:.1f}%; "
+            f"{summary['points']:,} points in {summary['repeat_sets']:,} repeat sets, "
+            f"{summary['copies']:,} more that are copies of one row left out): the floor no "
+            "model of one figure per configuration goes under")
