@@ -29,6 +29,7 @@ BENCHES = {                 # name: (script, extra arguments)
     "cold_start": ("bench_cold_start.py", []),
     "browser": ("bench_browser.py", []),
     "api": ("bench_api.py", []),
+    "overview": ("bench_overview.py", []),
 }
 
 
