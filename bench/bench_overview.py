@@ -40,7 +40,8 @@ def first_view(db, which: str) -> tuple[float, bool]:
     out = subprocess.run([sys.executable, "-c", FIRST.format(root=str(ROOT), db=str(db),
                                                              which=which)],
                          capture_output=True, text=True, check=True, cwd=ROOT)
-    doc = json.loads(out.stdout.strip().splitlines()[-1])
+    # (DuckDB may draw a progress bar on the same stream)
+    doc = json.loads(out.stdout[out.stdout.rindex('{"seconds"'):].splitlines()[0])
     return doc["seconds"], doc["stored"]
 
 
