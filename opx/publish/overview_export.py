@@ -70,7 +70,9 @@ def shown(doc: dict) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
                 w["Peak"] += f" · {metrics.format_multiple(h['multiple_at_peak'], y)}"
             w["Score"] = h["score_text"]
             m["Score"], k["Score"] = h["score"], h["link"]
-            words.append(w), multiples.append(m), links.append(k)
+            words.append(w)
+            multiples.append(m)
+            links.append(k)
     return pd.DataFrame(words), pd.DataFrame(multiples), pd.DataFrame(links)
 
 
