@@ -157,6 +157,15 @@ class ViewState(BaseModel):
             raise ValueError(f"GPU counts are whole numbers {range_text(low, high)}")
         return tuple(sorted(set(v)))
 
+    @field_validator("at")
+    @classmethod
+    def _at_in_range(cls, v: tuple[float, ...]) -> tuple[float, ...]:
+        low, high = field_range(cls, "at")
+        if not v or len(v) > OVERVIEW_TARGETS_MAX or any(not low <= t <= high for t in v):
+            raise ValueError(f"1 to {OVERVIEW_TARGETS_MAX} interactivities, each "
+                             f"{range_text(low, high)}")
+        return tuple(sorted(set(v)))
+
     @field_validator("framework", "precision")
     @classmethod
     def _text_items(cls, v: tuple[str, ...]) -> tuple[str, ...]:

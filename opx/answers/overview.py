@@ -66,6 +66,18 @@ def _slices(db: Path, state: ViewState, catalog: Catalog) -> list[tuple[str, str
     return out
 
 
+def _evidence(db: Path, state: ViewState, slices: list[tuple[str, str, tuple]]) -> list[dict]:
+    """Per provenance, the runs and points the rows read and their sources (sorted)."""
+    f = dataclasses.replace(queries.run_filters_for(state), provenance=tuple(state.source))
+    y = metrics.y_metric(state.y)
+    keys = [(m, w, h) for m, w, hws in slices for h in hws]
+    with store.reading(db) as con:
+        df = queries.overview_evidence(con, f, state.pct, y.base or state.y, keys)
+    return [{"provenance": str(prov), "runs": int(g.runs.sum()), "points": int(g.points.sum()),
+             "sources": sorted(str(s) for s in g.source if str(s))}
+            for prov, g in df.groupby("provenance", sort=True)]
+
+
 def _row(db: Path, state: ViewState, catalog: Catalog, model: str, workload: str,
          hardware: tuple[str, ...], base_url: str) -> dict:
     from opx.links import build_link
@@ -106,8 +118,8 @@ def _row(db: Path, state: ViewState, catalog: Catalog, model: str, workload: str
 def make(db: Path, state: ViewState, catalog: Catalog, base_url: str = "") -> dict:
     """The overview document of `state` (its statistic, metric, filters and `at`), made now."""
     y = metrics.y_metric(state.y)
-    rows = [_row(db, state, catalog, m, w, hws, base_url)
-            for m, w, hws in _slices(db, state, catalog)]
+    slices = _slices(db, state, catalog)
+    rows = [_row(db, state, catalog, m, w, hws, base_url) for m, w, hws in slices]
     notes = []
     if state.run_filter_text():
         notes.append(f"Only runs with {state.run_filter_text()} are read.")
@@ -117,6 +129,7 @@ def make(db: Path, state: ViewState, catalog: Catalog, base_url: str = "") -> di
             "metric": {"key": y.key, "label": y.label, "unit": y.unit, "formula": y.formula},
             "target_rule": resolve.RULE, "score_rule": resolve.SCORE_RULE,
             "rows": rows, "empty_reason": "" if rows else _empty_reason(db, state),
+            "evidence": _evidence(db, state, slices) if slices else [],
             "notes": notes, "made": dt.date.today().isoformat()}
 
 

@@ -113,9 +113,8 @@ def refresh(db: Path, catalog=None, say: Say | None = None, workers: int | None 
                 job = by_key[key]
                 stored_fits.save(con, key, job.hardware, job.model, job.workload, payload)
     # the default overviews read the fits: made after them
+    # quietly: it takes well under a second where the fits take seconds (bench_overview.py)
     documents, kept = overview.refresh(location(db), catalog)
-    if documents:
-        say(f"overview: the default view of {documents} statistic(s) made")
     if made or documents:
         with store.writing(location(db)) as con:
             stored_fits.prune(con, needed | kept)      # what the new fits and overviews replace

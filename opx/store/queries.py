@@ -377,6 +377,21 @@ def overview_slices(con: duckdb.DuckDBPyConnection, f: RunFilters, pct: str, y: 
         GROUP BY ALL ORDER BY r.model, r.workload, r.hardware""", f.params()).df()
 
 
+def overview_evidence(con: duckdb.DuckDBPyConnection, f: RunFilters, pct: str, y: str,
+                      slices: list[tuple[str, str, str]]) -> pd.DataFrame:
+    """Per provenance and source, the runs and points with both axes under the run filters, of
+    the (model, workload, hardware) `slices` an overview shows: its provenance and sources."""
+    x_col = metrics.interactivity(pct).column
+    y_col = metrics.y_metric(y).column
+    keys = sorted({"\x1f".join(s) for s in slices})
+    return con.execute(f"""
+        SELECT r.provenance, r.source, count(DISTINCT r.id) AS runs, count(*) AS points
+        FROM point_metrics m JOIN runs r ON r.id = m.run_id
+        WHERE {RunFilters.WHERE} AND m.{x_col} IS NOT NULL AND m.{y_col} IS NOT NULL
+          AND list_contains($slices, r.model || chr(31) || r.workload || chr(31) || r.hardware)
+        GROUP BY ALL ORDER BY r.provenance, r.source""", f.params() | {"slices": keys}).df()
+
+
 def filter_choices(con: duckdb.DuckDBPyConnection, model: str | None = None,
                    workload: str | None = None, hardware: tuple[str, ...] = ()) -> dict[str, list]:
     """What the run filters can pick from: the frameworks and precisions (lower case, as the

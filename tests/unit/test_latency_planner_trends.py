@@ -66,7 +66,7 @@ def test_planner_by_hand(db, catalog):
     assert (b200.total_per_gpu_lo, b200.total_per_gpu_hi, b200.runs) == (3000, 3600, 2)
     assert b200.concurrency == 64 and b200.gpus_per_deployment == 8
     assert b200.gpus == math.ceil(10_000 * 42.5 / (1650 * 8)) * 8 == 264
-    assert b200.usd_per_hour == pytest.approx(256 * catalog.hardware["b200"].usd_per_gpu_hour.value)
+    assert b200.usd_per_hour == pytest.approx(264 * catalog.hardware["b200"].usd_per_gpu_hour.value)
     gb200 = rows.loc["GB200 NVL72"]
     assert gb200.racks == math.ceil(gb200.gpus / 72)
     assert gb200.mw == pytest.approx(gb200.gpus * 2100 / 1e6)

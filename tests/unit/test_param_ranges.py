@@ -23,7 +23,9 @@ from tests.conftest import ROOT
 HW = "gb300-nvl72"
 VIEW_NUMBERS = tuple(n for n in QUERY_FIELDS if field_meta(n)["kind"] == "number")
 VIEW_OVERRIDES = tuple(n for n in QUERY_FIELDS if field_meta(n)["kind"] == "override")
-VIEW_LISTS = tuple(n for n in QUERY_FIELDS if field_meta(n)["kind"] == "whole_list")
+# lists of numbers, each in the field's range (`gpus=4&gpus=8`, `at=20,50`)
+VIEW_LISTS = tuple(n for n in QUERY_FIELDS if field_meta(n)["kind"] in ("whole_list",
+                                                                       "number_list"))
 SIM_NUMBERS = simulate_view.NUMBER_FIELDS
 
 # (model, field, how a link spells a value, the field's range)
@@ -37,14 +39,15 @@ IDS = [f"{m.__name__}.{n}" for m, n, _, _ in CASES]
 EXPECTED = {
     "target": (0.1, 100_000), "price": (0.01, 1000), "power": (1, 100_000),
     "conc": (1, 10_000_000), "ttft": (0.01, 3600), "sessions": (1, 1e9), "tps": (1, 1e12),
-    "gpus": (1, 100_000),
+    "gpus": (1, 100_000), "at": (0.1, 100_000),
     "sim.gpus": (0, 100_000), "sim.mtp": (0, 4), "sim.accept": (0, 0.99), "sim.hit": (0, 0.99),
     "sim.fp4": (0.1, 1000), "sim.hbm": (0.1, 1000), "sim.target": (0.1, 100_000),
 }
 
 
 def is_whole(model, name):
-    return model.model_fields[name].annotation is int or model is ViewState and name in VIEW_LISTS
+    return (model.model_fields[name].annotation is int
+            or model is ViewState and name in VIEW_LISTS and field_meta(name)["kind"] == "whole_list")
 
 
 def around(low, high, whole):
@@ -102,6 +105,8 @@ def test_a_link_is_accepted_exactly_over_the_widget_range(model, name, spell, bo
     whole = is_whole(model, name)
     default = parsed_value(model, name, model())
     for text, accepted in around(low, high, whole):
+        if text == "1,5" and model is ViewState and field_meta(name)["kind"] == "number_list":
+            continue                # two numbers in a comma list (tested in test_overview.py)
         raw = spell(text)
         state, notices = parse(model, name, raw)
         value = parsed_value(model, name, state)
