@@ -26,7 +26,8 @@ from opx.api.problems import ApiError, from_opx, problem_response, unexpected
 from opx.errors import BadParameter, OpxError
 from opx.links import PAGES
 from opx.publish import export
-from opx.publish.render import BRIEF_PAGES, EXPORTABLE_PAGES
+from opx.publish.brief import BRIEF_PAGES
+from opx.publish.render import EXPORTABLE_PAGES
 
 PREFIX = "/api/v1"
 PAGE_PATHS = {name: path for path, name in PAGES.items() if name in EXPORTABLE_PAGES}
@@ -116,8 +117,8 @@ def page_handler(page: str, fixed_format: str | None):
             raise ApiError(404, f"no format `{fmt[:40]}`; formats: json (without an extension), "
                                 + ", ".join(FILE_FORMATS), "format")
         if export.FORMATS[fmt].kind == "brief" and page not in BRIEF_PAGES:
-            raise ApiError(404, f"a brief is made of the explorer, compare or planner, not of "
-                                f"{page}", "format")
+            raise ApiError(404, f"a brief is made of {', '.join(BRIEF_PAGES)}, not of {page}",
+                           "format")
         query = request.url.query
         text = PAGE_PATHS[page] + (f"?{query}" if query else "")
         if fmt == "json":

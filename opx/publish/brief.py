@@ -1,4 +1,5 @@
-"""A brief of a view for the people who decide: what an Explorer, Compare or Planner link shows,
+"""A brief of a view for the people who decide: what an Explorer, Overview, Compare or Planner
+link shows,
 with its evidence, built once (`build`) and rendered as an offline HTML page
 (`opx.publish.brief_html`) and a one-page landscape PDF (`opx.publish.brief_pdf`). No Streamlit.
 
@@ -29,11 +30,14 @@ from opx.answers.explorer import ExplorerView, explore
 from opx.curves.frontier import Multiple
 from opx.links import Link, base_url as absolute_base, build_link
 
-BRIEF_PAGES = ("explorer", "compare", "planner")
+BRIEF_PAGES = ("explorer", "overview", "compare", "planner")
+BRIEF_PATHS = "/, /overview, /compare and /planner"
 
 # What each multiple means, said once and shown beside it wherever a brief is read.
 MEANING_AT_TARGET = ("Throughput per GPU of A over B at the same interactivity per user: the "
                      "answer at the speed the product needs.")
+MEANING_SCORE = ("The geometric mean of A's throughput per GPU over B's across the interactivities "
+                 "both cover: one number for the whole shared range, not a figure at one speed.")
 MEANING_AT_PEAK = ("Highest throughput per GPU of A over B, each at whatever interactivity it "
                    "peaks: not a figure at the product's speed.")
 
@@ -93,7 +97,8 @@ class Brief:
 
     @property
     def meanings(self) -> dict[str, str]:
-        return {"at target": MEANING_AT_TARGET, "at peak": MEANING_AT_PEAK}
+        return {"at target": MEANING_AT_TARGET, "at peak": MEANING_AT_PEAK,
+                "score": MEANING_SCORE}
 
     @property
     def footer(self) -> str:
@@ -103,12 +108,14 @@ class Brief:
 
 def build(link: Link, db: Path, catalog: Catalog, base_url: str = "",
           as_of: dt.date | None = None) -> Brief:
-    """The brief of what `link` shows (Explorer `/`, `/compare` or `/planner`)."""
+    """The brief of what `link` shows (Explorer `/`, `/overview`, `/compare` or `/planner`)."""
     if link.page not in BRIEF_PAGES:
         raise OpxError("LINK", "path", f"a brief of `{link.path}` is not available; briefs are "
-                                       "made of /, /compare and /planner")
+                                       f"made of {BRIEF_PATHS}")
     as_of = as_of or dt.date.today()
     link_text = build_link(link.path, link.state, absolute_base(base_url))
+    if link.page == "overview":
+        return _overview_brief(link, db, catalog, link_text, as_of)
     if link.page == "planner":
         return _planner_brief(link, db, catalog, link_text, as_of)
     view = link_view.view_for(link, db, catalog)
@@ -229,6 +236,51 @@ def _planner_brief(link: Link, db: Path, catalog: Catalog, link_text: str,
         simulated_errors=errors, assumptions=assumptions(view, catalog, True),
         notes=[*link.notices, *the_plan.notes, *_other_notes(view, catalog, errors)],
         fleet_notes=fleet_notes)
+
+
+def _overview_brief(link: Link, db: Path, catalog: Catalog, link_text: str,
+                    as_of: dt.date) -> Brief:
+    """Every slice at fixed interactivities: the scores as headlines (largest first), the page's
+    table, the heatmap of multiples, the evidence of every row."""
+    from opx.publish import overview_export
+    doc, _, chart = overview_export.export(link, db, catalog, link_text)
+    state, y = link.state, metrics.y_metric(doc["metric"]["key"])
+    pct = pct_label(doc["percentile"])
+    at = _and([format_number(c["target"]) for c in doc["rows"][0]["hardware"][0]["at"]]
+              if doc["rows"] else [format_number(t) for t in state.at])
+    scores = sorted(((h, row) for row in doc["rows"] for h in row["hardware"]
+                     if h["hardware"] != row["baseline"]),
+                    key=lambda p: (p[0]["score"] is None, -(p[0]["score"] or 0)))
+    headlines = [Headline("score", "Score over the shared range (geometric mean of the multiple)",
+                          f"{h['name']} ÷ {row['baseline_name']}, {row['model_name']} · "
+                          f"{row['workload_name']}",
+                          (h["score_text"].split(" over ")[0] if h["score"] is not None
+                           else "no score"), h["score_text"], h["score"])
+                 for h, row in scores]
+    words = overview_export.shown(doc)[0]
+    if not words.empty:      # the score first: the brief's narrow table shows its first columns
+        words = words[[words.columns[0], "Score", *words.columns[1:-1]]]
+    evidence_ = [Evidence(e["provenance"], e["runs"], e["points"], e["sources"])
+                 for e in doc["evidence"]]
+    rows = [{**row, "hardware": [{k: v for k, v in h.items() if k != "link"} | {
+        "at": [{k: v for k, v in c.items() if k != "link"} for c in h["at"]]}
+        for h in row["hardware"]]} for row in doc["rows"]]
+    digest = hashlib.sha256(json.dumps(rows, sort_keys=True, default=str).encode())
+    notes = [*link.notices, *doc["notes"], *([doc["empty_reason"]] if doc["empty_reason"] else []),
+             "A figure with no range in brackets rests on one run: one measurement, not an exact "
+             "value; a range is the lowest to highest of a repeat set, whose median is shown."]
+    return Brief(
+        page="overview",
+        title=f"Overview: every model and workload at {at} tok/s/user ({pct})",
+        subtitle=(f"Overview: {y.label} ({y.unit}) of each hardware at fixed interactivities, "
+                  f"its multiple against the row's baseline and one score per pair; per-GPU "
+                  f"figures divide by all GPUs (prefill + decode)."),
+        headlines=headlines, chart=chart().to_dict(),
+        table_title=f"Each slice and hardware ({pct}); figure · multiple against the baseline",
+        table=Table.of(words) if not words.empty else Table(["Slice · hardware"], []),
+        link=link_text, exported=as_of, fingerprint="sha256:" + digest.hexdigest()[:16],
+        runs=sum(e.runs for e in evidence_), points=sum(e.points for e in evidence_),
+        evidence=evidence_, assumptions=[doc["target_rule"], doc["score_rule"]], notes=notes)
 
 
 def caption(link: Link, catalog: Catalog) -> str:

@@ -23,6 +23,7 @@ from opx.curves.metrics import cut_text
 PAGE_W, PAGE_H = 297.0, 210.0          # A4 landscape, mm
 MARGIN = 10.0
 LEFT_W = 166.0                         # headlines and chart
+TABLE_SHARE = 0.6                      # of the right column's height, at most, for the table
 GAP = 5.0
 RIGHT_X = MARGIN + LEFT_W + GAP
 RIGHT_W = PAGE_W - MARGIN - RIGHT_X
@@ -60,7 +61,7 @@ def _find_font() -> tuple[Path, Path, Path] | None:
 class Detail:
     """How much of each list one try keeps."""
     figures: int          # figures per headline group
-    columns: int          # systems in the table
+    columns: int          # columns of the table beside its first
     sources: int          # sources per provenance
     items: int            # assumptions, notes, fleet notes
     chars: int            # characters of one list item
@@ -227,6 +228,8 @@ class _Page:
             self.font(7, "", MUTED)
             return self.write(RIGHT_X, y + 0.5, RIGHT_W, 3.2, "No system under these filters.")
         cols = min(len(t.columns) - 1, self.d.columns)
+        # a long table stops short of the column's foot: provenance and assumptions always show
+        foot = y + TABLE_SHARE * (BOTTOM - 3.2 - y)
         label_w = 32.0
         w = (RIGHT_W - label_w) / cols
         widths = [label_w] + [w] * cols
@@ -240,8 +243,8 @@ class _Page:
                 self.font(6.5, "B" if i == 0 or j == 0 else "")
                 h = max(h, self.height(cw - 1.6, 2.8, c))
             h += 1.0
-            if y + h > BOTTOM - 3.2:
-                self.overflow = True
+            if y + h > foot:
+                # the HTML brief holds the rest: a cut table is no reason for less detail
                 self.font(6.8, "I", MUTED)
                 return self.write(RIGHT_X, y + 0.3, RIGHT_W, 3,
                                   f"and {len(rows) - i:,} more rows (see the HTML brief)")
@@ -259,7 +262,7 @@ class _Page:
         if len(t.columns) - 1 > cols:
             self.font(6.8, "I", MUTED)
             y = self.write(RIGHT_X, y + 0.3, RIGHT_W, 3,
-                           f"and {len(t.columns) - 1 - cols:,} more systems (see the HTML brief)")
+                           f"and {len(t.columns) - 1 - cols:,} more columns (see the HTML brief)")
         return y
 
     def right_column(self, top: float) -> None:

@@ -96,7 +96,7 @@ def chart(doc: dict) -> alt.Chart:
                             subtitle=[doc["target_rule"]], anchor="start")
     base = alt.Chart(data, title=title).encode(
         x=alt.X("at:N", title=f"Interactivity {pct}", sort=alt.EncodingSortField("order")),
-        y=alt.Y("line:N", title=None))
+        y=alt.Y("line:N", title=None, axis=alt.Axis(labelLimit=0)))
     squares = base.mark_rect().encode(color=alt.Color(
         "log_multiple:Q", title="log10 multiple",
         scale=alt.Scale(scheme="redblue", domainMid=0, reverse=True)))

@@ -18,11 +18,11 @@ from opx.curves import metrics
 from opx.errors import OpxError
 from opx.links import Link, base_url as absolute_base, link_text_of
 from opx.publish import export
+from opx.publish.brief import BRIEF_PAGES, BRIEF_PATHS, build as build_brief
 from opx.publish.charts import latency_chart, simulate_view_chart, stamp_line, wrap_line
 from opx.publish.link_view import link_chart, planner_sizing_text, view_for
 
 EXPORTABLE_PAGES = ("explorer", "overview", "compare", "planner", "latency", "simulate")
-BRIEF_PAGES = ("explorer", "compare", "planner")
 
 
 def chart_data(view: ExplorerView) -> pd.DataFrame:
@@ -171,16 +171,15 @@ def render_link(link: Link, fmt: str, db: Path, catalog: Catalog, base_url: str 
         raise OpxError("LINK", "path", f"`{link.path}` shows no figures to export; exportable "
                                        "pages: /, /overview, /compare, /planner, /latency, /simulate")
     if kind == "brief" and link.page not in BRIEF_PAGES:
-        raise OpxError("--format", fmt, f"a brief is made of /, /compare or /planner, not of "
+        raise OpxError("--format", fmt, f"a brief is made of {BRIEF_PATHS}, not of "
                                         f"`{link.path}`; export it as json, csv or a chart")
+    if kind == "brief":
+        return export.render(fmt, build_brief(link, db, catalog, base_url))
     if link.page in PAGE_EXPORTS:
         payload, frame, chart = PAGE_EXPORTS[link.page](link, db, catalog, link_text)
         if kind == "chart":
             return export.render(fmt, chart().to_dict())
         return export.render(fmt, payload if fmt == "json" else frame)
-    if kind == "brief":
-        from opx.publish import brief
-        return export.render(fmt, brief.build(link, db, catalog, base_url))
     if kind == "chart":
         return export.render(fmt, link_chart(link, db, catalog, link_text).to_dict())
     if link.page == "planner":

@@ -74,6 +74,27 @@ def test_the_exports_open(full_db, catalog):
     assert render.render_link(link, "svg", full_db, catalog).lstrip().startswith(b"<svg")
 
 
+def test_the_briefs_give_the_scores_the_table_and_the_evidence_of_the_json(full_db, catalog):
+    from pypdf import PdfReader
+    from opx.publish import brief
+    link = parse_link("/overview?pct=mean")
+    doc = json.loads(render.render_link(link, "json", full_db, catalog))
+    made = brief.build(link, full_db, catalog)
+    scores = sorted((h["score"] for row in doc["rows"] for h in row["hardware"]
+                     if h["score"] is not None), reverse=True)
+    assert [h.number for h in made.headlines if h.number is not None] == scores
+    assert made.runs == sum(e["runs"] for e in doc["evidence"]) > 0
+    assert len(made.table.rows) == sum(len(row["hardware"]) for row in doc["rows"])
+    assert made.table.columns[:2] == ["Slice · hardware", "Score"]
+    pdf = render.render_link(link, "brief-pdf", full_db, catalog)
+    assert pdf[:5] == b"%PDF-" and len(PdfReader(io.BytesIO(pdf)).pages) == 1
+    text = PdfReader(io.BytesIO(pdf)).pages[0].extract_text()
+    assert made.headlines[0].value in text and "Provenance and sources" in text
+    page = render.render_link(link, "brief-html", full_db, catalog).decode()
+    assert page.lower().startswith("<!doctype html>") and "<script" not in page.lower()
+    assert all(h.label in page.replace("&amp;", "&") for h in made.headlines[:40])
+
+
 def test_at_in_the_link_is_parsed_and_bad_values_are_dropped_with_a_notice():
     state, notices = ViewState.from_query({"at": ["50,20", "x", "100"]})
     assert state.at == (20.0, 50.0, 100.0)
