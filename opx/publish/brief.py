@@ -32,6 +32,7 @@ from opx.links import Link, base_url as absolute_base, build_link
 
 BRIEF_PAGES = ("explorer", "overview", "compare", "planner")
 BRIEF_PATHS = "/, /overview, /compare and /planner"
+HEADLINE_SCORES = 3          # an Overview brief's largest and smallest scores
 
 # What each multiple means, said once and shown beside it wherever a brief is read.
 MEANING_AT_TARGET = ("Throughput per GPU of A over B at the same interactivity per user: the "
@@ -248,15 +249,23 @@ def _overview_brief(link: Link, db: Path, catalog: Catalog, link_text: str,
     pct = pct_label(doc["percentile"])
     at = _and([format_number(c["target"]) for c in doc["rows"][0]["hardware"][0]["at"]]
               if doc["rows"] else [format_number(t) for t in state.at])
-    scores = sorted(((h, row) for row in doc["rows"] for h in row["hardware"]
-                     if h["hardware"] != row["baseline"]),
-                    key=lambda p: (p[0]["score"] is None, -(p[0]["score"] or 0)))
-    headlines = [Headline("score", "Score over the shared range (geometric mean of the multiple)",
-                          f"{h['name']} ÷ {row['baseline_name']}, {row['model_name']} · "
-                          f"{row['workload_name']}",
-                          (h["score_text"].split(" over ")[0] if h["score"] is not None
-                           else "no score"), h["score_text"], h["score"])
-                 for h, row in scores]
+    scored = sorted(((h, row) for row in doc["rows"] for h in row["hardware"]
+                     if h["score"] is not None), key=lambda p: -p[0]["score"])
+    # the largest and the smallest scores, a few each: where a system wins most and least; the
+    # table holds every pair
+    top, low = scored[:HEADLINE_SCORES], scored[HEADLINE_SCORES:][-HEADLINE_SCORES:][::-1]
+    headlines = [Headline("score", heading, f"{h['name']} ÷ {row['baseline_name']}, "
+                                            f"{row['model_name']} · {row['workload_name']}",
+                          h["score_text"].split(" over ")[0], h["score_text"], h["score"])
+                 for heading, pairs in (("Largest scores over the shared range", top),
+                                        ("Smallest scores over the shared range", low))
+                 for h, row in pairs]
+    if not headlines:        # no pair shares a range: say so, with why, rather than nothing
+        headlines = [Headline("score", "Scores over the shared range",
+                              f"{h['name']} ÷ {row['baseline_name']}, {row['model_name']} · "
+                              f"{row['workload_name']}", "no score", h["score_text"])
+                     for row in doc["rows"] for h in row["hardware"]
+                     if h["hardware"] != row["baseline"]][:HEADLINE_SCORES]
     words = overview_export.shown(doc)[0]
     if not words.empty:      # the score first: the brief's narrow table shows its first columns
         words = words[[words.columns[0], "Score", *words.columns[1:-1]]]

@@ -95,11 +95,14 @@ def chart(doc: dict) -> alt.Chart:
     title = alt.TitleParams(f"Multiple at each interactivity ({pct}), every slice",
                             subtitle=[doc["target_rule"]], anchor="start")
     base = alt.Chart(data, title=title).encode(
-        x=alt.X("at:N", title=f"Interactivity {pct}", sort=alt.EncodingSortField("order")),
+        x=alt.X("at:N", title=f"Interactivity {pct}", sort=alt.EncodingSortField("order"),
+              axis=alt.Axis(labelAngle=0, orient="top")),
         y=alt.Y("line:N", title=None, axis=alt.Axis(labelLimit=0)))
     squares = base.mark_rect().encode(color=alt.Color(
-        "log_multiple:Q", title="log10 multiple",
-        scale=alt.Scale(scheme="redblue", domainMid=0, reverse=True)))
+        "log_multiple:Q", title="Multiple",
+        scale=alt.Scale(scheme="redblue", domainMid=0, reverse=True),
+        # a log scale read as multiples: the legend says 0.1×, 1×, not -1, 0
+        legend=alt.Legend(labelExpr="format(pow(10, datum.value), '.2~g') + '×'")))
     labels = base.mark_text(fontSize=11).encode(text="text:N")
     return (squares + labels).properties(width=520, height=alt.Step(22))
 

@@ -82,7 +82,7 @@ def test_the_briefs_give_the_scores_the_table_and_the_evidence_of_the_json(full_
     made = brief.build(link, full_db, catalog)
     scores = sorted((h["score"] for row in doc["rows"] for h in row["hardware"]
                      if h["score"] is not None), reverse=True)
-    assert [h.number for h in made.headlines if h.number is not None] == scores
+    assert [h.number for h in made.headlines] == scores[:3] + scores[3:][-3:][::-1]
     assert made.runs == sum(e["runs"] for e in doc["evidence"]) > 0
     assert len(made.table.rows) == sum(len(row["hardware"]) for row in doc["rows"])
     assert made.table.columns[:2] == ["Slice · hardware", "Score"]
