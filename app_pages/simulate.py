@@ -112,6 +112,7 @@ st.subheader(f"Envelope at {state.pct.upper()} (best layout at each interactivit
 envelope = result.envelope_table(state.pct)
 st.dataframe(envelope, hide_index=True, key="simulate_envelope", column_config={
     c: st.column_config.NumberColumn(format="localized") for c in envelope.select_dtypes("number")})
+st.caption(escape_md(data.error_beside_floor()))
 with st.expander("Every parameter used, and the validation"):
     st.json(json.loads(json.dumps({"parameters": result.parameters,
                                    "validation": result.validation or {}},

@@ -215,6 +215,17 @@ def simulate_view(state):
     return _simulate_view(str(database()), stamp(), state.model_dump_json())
 
 
+@st.cache_data(max_entries=4, show_spinner=False)
+def _error_beside_floor(db: str, stamp: tuple[int, int]) -> str:
+    from opx.answers.simulation import error_beside_floor as compute
+    return compute(location(db))
+
+
+def error_beside_floor() -> str:
+    """The model's held-out error beside the spread of repeated runs (opx.answers.simulation)."""
+    return _error_beside_floor(str(database()), stamp())
+
+
 @st.cache_data(max_entries=32, show_spinner=False)
 def _simulate_spec(db: str, stamp: tuple[int, int], state_json: str) -> dict:
     from opx.publish.charts import on_page, simulate_view_chart

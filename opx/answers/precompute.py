@@ -115,10 +115,25 @@ def refresh(db: Path, catalog=None, say: Say | None = None, workers: int | None 
     # the default overviews read the fits: made after them
     # quietly: it takes well under a second where the fits take seconds (bench_overview.py)
     documents, kept = overview.refresh(location(db), catalog)
-    if made or documents:
+    spread, key = _refresh_spread(location(db))
+    if made or documents or spread:
         with store.writing(location(db)) as con:
-            stored_fits.prune(con, needed | kept)      # what the new fits and overviews replace
+            stored_fits.prune(con, needed | kept | {key})   # what the new documents replace
     return len(made)
+
+
+def _refresh_spread(db) -> tuple[bool, str]:
+    """Store the spread of the repeat sets (the Simulate page's floor) where it is missing;
+    returns whether it was made, and its key."""
+    from opx.store import repeats, stored_documents
+    with store.reading(db) as con:
+        key = repeats.spread_key(con)
+        if key in stored_documents.keys(con):
+            return False, key
+        summary = repeats.spread_summary(con)
+    with store.writing(db) as con:
+        stored_documents.save(con, key, summary)
+    return True, key
 
 
 def _run(todo: list[Job], catalog, count: int):

@@ -48,6 +48,24 @@ class SimulateView:
 
 
 
+def error_beside_floor(db: Path) -> str:
+    """The model's held-out TTFT and TPOT error (leave one system out) beside the spread of the
+    repeat sets in this database: the floor no model of one figure per configuration goes under
+    (docs/simulator.md, "The floor: repeated runs")."""
+    from opx import store
+    from opx.simulate.api import load_calibration
+    from opx.store import repeats
+    overall = ((load_calibration() or {}).get("validation") or {}).get("overall") or {}
+    with store.reading(db) as con:
+        summary = repeats.stored_spread(con)
+    model = (f"Held-out error of the model (median, each system left out of the calibration in "
+             f"turn): TTFT {overall['ttft_mdape']:.1f}%, TPOT {overall['tpot_mdape']:.1f}%."
+             if overall.get("ttft_mdape") is not None and overall.get("tpot_mdape") is not None
+             else "No held-out validation of the model is on record (python -m opx simulate "
+                  "--validate).")
+    return f"{model} Repeated runs in this database: {repeats.spread_text(summary)}."
+
+
 def simulate_view(db: Path, s: SimulateState, catalog: Catalog) -> SimulateView:
     """The simulation (anchored to `s.anchor` when given), the data under it, and the figure at
     the target: the resolver's for the hardware, and the projection's alone."""

@@ -91,6 +91,22 @@ def spread_summary(con) -> dict:
             "tpot_p90_pct": pct(tpot90)}
 
 
+def spread_key(con) -> str:
+    """The key of the spread stored for this data version and this module's code."""
+    import hashlib
+    from pathlib import Path
+    from opx.store.rows import data_version
+    code = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]
+    return f"repeat_spread:{data_version(con)}:{code}"
+
+
+def stored_spread(con) -> dict:
+    """`spread_summary` as stored when the data changed (`opx.answers.precompute.refresh`), or
+    made now where none is stored (a Parquet dataset, a store written by an older build)."""
+    from opx.store import stored_documents
+    return stored_documents.load(con, spread_key(con)) or spread_summary(con)
+
+
 def spread_text(summary: dict) -> str:
     """The spread of repeated runs in a sentence, beside a model's error."""
     if not summary["repeat_sets"]:

@@ -29,6 +29,11 @@ def test_default_simulation_shows_an_envelope_with_its_error(db):
     assert len(env) > 5 and env["Interactivity P50 (tok/s/user)"].notna().all()
     chart = at.get("vega_lite_chart")[0]
     assert "Held-out error" in chart.proto.spec and "simulated" in chart.proto.spec
+    # the model's error beside the floor: the spread of the repeat sets in the same data
+    from opx.answers.simulation import error_beside_floor
+    from ui.text import escape_md
+    floor = next(c.value for c in at.caption if "Repeated runs in this database" in c.value)
+    assert floor == escape_md(error_beside_floor(db)) and "TTFT" in floor
 
 
 def test_parameters_from_the_link_and_bad_ones(db):
