@@ -1,6 +1,5 @@
 """Overview (`/overview`): every model x workload slice with two hardware or more, each read at
 a few fixed interactivities against its row's baseline, with the spread of repeated runs."""
-import math
 
 import streamlit as st
 
@@ -47,20 +46,8 @@ with widgets.in_place():
 words, multiples, links = overview_export.shown(doc)
 
 
-def colour(m) -> str:
-    """A diverging scale centred on 1x, on the log of the multiple (a lower-is-better metric's
-    A/B reads the other way)."""
-    if m is None or not isinstance(m, (int, float)) or m != m or m <= 0:
-        return ""
-    r = math.log10(m) * (1 if y.direction == "higher" else -1)
-    t = max(-1.0, min(1.0, r / 1.5))
-    if t >= 0:
-        return f"background-color: rgba(26, 152, 80, {0.12 + 0.5 * t:.2f})"
-    return f"background-color: rgba(215, 48, 39, {0.12 + 0.5 * -t:.2f})"
-
-
 if not words.empty:
-    styled = words.style.apply(lambda _: multiples.map(colour).values, axis=None)
+    styled = words.style.apply(lambda _: multiples.map(lambda m: overview_export.cell_style(m, y)).values, axis=None)
     picked = st.dataframe(
         styled, hide_index=True, width="stretch", key="overview_table", on_select="rerun",
         height=min(35 * (len(words) + 1) + 3, 720),

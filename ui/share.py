@@ -11,6 +11,7 @@ from models.pages import PAGE_BY_PATH
 from models.vocab import EMBEDDABLE
 from opx.publish import export
 from opx.publish import render
+from opx.publish.brief import BRIEF_PAGES
 from opx.links import (PAGES, Link, base_url as absolute_base, build_link, embed_link,
                        embed_size, iframe_snippet)
 from ui import data
@@ -34,8 +35,9 @@ def share_box(path: str, state: ViewState) -> None:
     st.caption("Share: this link opens the same view for anyone (copy with the button on the right).")
     st.code(share_link(path, state), language=None, wrap_lines=True)
     page = PAGE_BY_PATH[path]
-    if page in EMBEDDABLE:
+    if page in BRIEF_PAGES:
         brief_buttons(path, page, state)
+    if page in EMBEDDABLE:
         embed_box(path, state)
 
 
@@ -56,8 +58,8 @@ def brief_buttons(path: str, page: str, state: ViewState) -> None:
         col.download_button(label, build, file_name=export.file_name(page, state, fmt),
                             mime=export.FORMATS[fmt].mime, on_click="ignore",
                             key=f"{page}_{fmt}", icon=":material/description:", width="stretch")
-    cols[2].caption("A brief: the question, both multiples with what each means, the chart, the "
-                    "table, sources, assumptions and this link.")
+    cols[2].caption("A brief: the question, the headline figures with what each means, the "
+                    "chart, the table, sources, assumptions and this link.")
 
 
 def embed_box(path: str, state: ViewState) -> None:

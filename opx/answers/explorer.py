@@ -337,7 +337,7 @@ def explore(db: Path, state: ViewState, catalog: Catalog) -> ExplorerView:
 def prepared(db: Path, state: ViewState, catalog: Catalog) -> "Prepared":
     """The view prepared for any target, kept per view and data version."""
     key = prepare_key(state).model_dump_json()
-    return _prepared_cached(str(db), store.data_stamp(location(db)), key, _remember(catalog))
+    return _prepared_cached(str(db), store.data_stamp(location(db)), key, catalog_key(catalog))
 
 
 @dataclass(frozen=True)
@@ -365,8 +365,9 @@ def prepare_key(state: ViewState) -> ViewState:
 _CATALOGS: dict[str, Catalog] = {}
 
 
-def _remember(catalog: Catalog) -> str:
-    """A cache key for a catalog: its content's hash (equal catalogs are interchangeable)."""
+def catalog_key(catalog: Catalog) -> str:
+    """A cache key for a catalog: its content's hash (equal catalogs are interchangeable); the
+    catalog is kept so that a cached function given the key can have it back (`catalog_of`)."""
     from opx.catalog import fingerprint
     key = fingerprint(catalog)
     if key not in _CATALOGS:
@@ -376,11 +377,15 @@ def _remember(catalog: Catalog) -> str:
     return key
 
 
+def catalog_of(key: str) -> Catalog:
+    return _CATALOGS[key]
+
+
 @functools.lru_cache(maxsize=FETCH_CACHE_SIZE)
 def _prepared_cached(db: str, stamp: tuple[int, int], key_json: str, catalog_key: str
                      ) -> Prepared:
     state = ViewState.model_validate_json(key_json)
-    return prepare(fetch_cached(location(db), state), location(db), state, _CATALOGS[catalog_key])
+    return prepare(fetch_cached(location(db), state), location(db), state, catalog_of(catalog_key))
 
 
 def prepare(data: ExplorerData, db: Path, state: ViewState, catalog: Catalog) -> Prepared:

@@ -186,7 +186,7 @@ def refresh(db: Path, catalog: Catalog, base_url: str = "") -> tuple[int, set[st
 @functools.lru_cache(maxsize=64)
 def _kept(db: str, stamp: tuple, key_json: str, catalog_key: str, base_url: str) -> dict:
     state = ViewState.model_validate_json(key_json)
-    catalog = explorer._CATALOGS[catalog_key]
+    catalog = explorer.catalog_of(catalog_key)
     with store.reading(location(db)) as con:
         doc = stored_documents.load(con, stored_key(con, state, catalog, base_url))
     if doc is not None:
@@ -198,7 +198,7 @@ def overview(db: Path, state: ViewState, catalog: Catalog, base_url: str = "") -
     """The overview document of `state`: the stored one where the data's default is asked,
     else made now; kept in the process per data version. Callers must not mutate it."""
     return _kept(str(db), store.data_stamp(location(db)), overview_key(state).model_dump_json(),
-                 explorer._remember(catalog), base_url)
+                 explorer.catalog_key(catalog), base_url)
 
 
 def targets_text(state: ViewState) -> str:

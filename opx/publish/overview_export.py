@@ -16,6 +16,35 @@ from opx.curves import metrics
 from opx.links import Link
 
 
+# The colour of a multiple, on the page and in the heatmap: green where A does better than the
+# row's baseline, red where worse, white at 1x; full colour at SPAN decades (30x either way).
+GAIN, LOSS, EVEN = (26, 152, 80), (215, 48, 39), (247, 247, 247)
+SPAN = 1.5
+
+
+def better(multiple, y: metrics.Metric) -> float | None:
+    """How much better A does than the baseline, in decades clipped to +-SPAN (a lower-is-better
+    metric's A/B reads the other way); None without a multiple."""
+    if not isinstance(multiple, (int, float)) or multiple != multiple or multiple <= 0:
+        return None
+    r = math.log10(multiple) * (1 if y.direction == "higher" else -1)
+    return max(-SPAN, min(SPAN, r))
+
+
+def cell_style(multiple, y: metrics.Metric) -> str:
+    """A table cell's background for its multiple (the heatmap's colours, lighter)."""
+    b = better(multiple, y)
+    if b is None:
+        return ""
+    t = b / SPAN
+    rgb = GAIN if t >= 0 else LOSS
+    return f"background-color: rgba({rgb[0]}, {rgb[1]}, {rgb[2]}, {0.12 + 0.5 * abs(t):.2f})"
+
+
+def _hex(rgb) -> str:
+    return "#%02x%02x%02x" % rgb
+
+
 def at_label(target: float) -> str:
     return f"{format_number(target)} tok/s/user"
 
@@ -78,6 +107,7 @@ def shown(doc: dict) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
 
 def chart(doc: dict) -> alt.Chart:
     """A heatmap of each cell's multiple against its row's baseline, diverging around 1x."""
+    y = metrics.y_metric(doc["metric"]["key"])
     cells = []
     for row in doc["rows"]:
         for h in row["hardware"]:
@@ -88,9 +118,9 @@ def chart(doc: dict) -> alt.Chart:
                 cells.append({"line": f"{row['model_name']} · {row['workload_name']} · "
                                       f"{h['name']} ÷ {row['baseline_name']}",
                               "at": at_label(cell["target"]), "order": cell["target"],
-                              "log_multiple": math.log10(m) if m else None,
+                              "better": better(m, y),
                               "text": metrics.format_multiple(m) if m else "–"})
-    data = pd.DataFrame(cells, columns=["line", "at", "order", "log_multiple", "text"])
+    data = pd.DataFrame(cells, columns=["line", "at", "order", "better", "text"])
     pct = pct_label(doc["percentile"])
     title = alt.TitleParams(f"Multiple at each interactivity ({pct}), every slice",
                             subtitle=[doc["target_rule"]], anchor="start")
@@ -98,11 +128,13 @@ def chart(doc: dict) -> alt.Chart:
         x=alt.X("at:N", title=f"Interactivity {pct}", sort=alt.EncodingSortField("order"),
               axis=alt.Axis(labelAngle=0, orient="top")),
         y=alt.Y("line:N", title=None, axis=alt.Axis(labelLimit=0)))
+    decades = "datum.value" if y.direction == "higher" else "-datum.value"
     squares = base.mark_rect().encode(color=alt.Color(
-        "log_multiple:Q", title="Multiple",
-        scale=alt.Scale(scheme="redblue", domainMid=0, reverse=True),
-        # a log scale read as multiples: the legend says 0.1×, 1×, not -1, 0
-        legend=alt.Legend(labelExpr="format(pow(10, datum.value), '.2~g') + '×'")))
+        "better:Q", title="Multiple",
+        scale=alt.Scale(domain=[-SPAN, 0, SPAN], range=[_hex(LOSS), _hex(EVEN), _hex(GAIN)],
+                        clamp=True),
+        # decades read as multiples: the legend says 0.1×, 1×, not -1, 0
+        legend=alt.Legend(labelExpr=f"format(pow(10, {decades}), '.2~g') + '×'")))
     labels = base.mark_text(fontSize=11).encode(text="text:N")
     return (squares + labels).properties(width=520, height=alt.Step(22))
 

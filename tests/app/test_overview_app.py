@@ -28,6 +28,8 @@ def test_the_overview_lists_slices_at_the_chosen_interactivities(app):
     assert "Score" in table.columns and "Peak" in table.columns
     assert any("·" in v and "×" in v for v in table["50 tok/s/user"])
     assert at.multiselect(key="at").value == [20.0, 50.0, 100.0, 200.0, 387.0]
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert {"Brief (PDF, one page)", "Brief (HTML, offline)", "CSV data"} <= set(labels)
 
 
 def test_at_from_the_link_sets_the_columns(app):
