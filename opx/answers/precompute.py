@@ -127,7 +127,7 @@ def _refresh_spread(db) -> tuple[bool, str]:
     returns whether it was made, and its key."""
     from opx.store import repeats, stored_documents
     with store.reading(db) as con:
-        key = repeats.spread_key(con)
+        key = repeats.spread_key(store.data_version(con))
         if key in stored_documents.keys(con):
             return False, key
         summary = repeats.spread_summary(con)

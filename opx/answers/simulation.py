@@ -57,7 +57,7 @@ def error_beside_floor(db: Path) -> str:
     from opx.store import repeats
     overall = ((load_calibration() or {}).get("validation") or {}).get("overall") or {}
     with store.reading(db) as con:
-        summary = repeats.stored_spread(con)
+        summary = repeats.stored_spread(con, store.data_version(con))
     model = (f"Held-out error of the model (median, each system left out of the calibration in "
              f"turn): TTFT {overall['ttft_mdape']:.1f}%, TPOT {overall['tpot_mdape']:.1f}%."
              if overall.get("ttft_mdape") is not None and overall.get("tpot_mdape") is not None

@@ -91,20 +91,20 @@ def spread_summary(con) -> dict:
             "tpot_p90_pct": pct(tpot90)}
 
 
-def spread_key(con) -> str:
-    """The key of the spread stored for this data version and this module's code."""
+def spread_key(version: int) -> str:
+    """The key of the spread stored for this data version (`store.data_version`) and this
+    module's code."""
     import hashlib
     from pathlib import Path
-    from opx.store.rows import data_version
     code = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]
-    return f"repeat_spread:{data_version(con)}:{code}"
+    return f"repeat_spread:{version}:{code}"
 
 
-def stored_spread(con) -> dict:
+def stored_spread(con, version: int) -> dict:
     """`spread_summary` as stored when the data changed (`opx.answers.precompute.refresh`), or
     made now where none is stored (a Parquet dataset, a store written by an older build)."""
     from opx.store import stored_documents
-    return stored_documents.load(con, spread_key(con)) or spread_summary(con)
+    return stored_documents.load(con, spread_key(version)) or spread_summary(con)
 
 
 def spread_text(summary: dict) -> str:

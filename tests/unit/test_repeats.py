@@ -136,15 +136,15 @@ def test_the_spread_is_stored_when_the_data_changes_and_read_back(repeated, tmp_
     a new one (its key names the data's version)."""
     from opx.store import repeats, stored_documents
     with store.reading(repeated) as con:
-        key = repeats.spread_key(con)
+        key = repeats.spread_key(store.data_version(con))
         assert key in stored_documents.keys(con)
-        assert repeats.stored_spread(con) == repeats.spread_summary(con)
+        assert repeats.stored_spread(con, store.data_version(con)) == repeats.spread_summary(con)
     extra = tmp_path / "run-20260404.json"
     extra.write_text(json.dumps(json.loads(VLLM.read_text()) | {"date": "20260404-120000",
                                                                 "mean_tpot_ms": 9.0}))
     done = opx("ingest", str(extra), "--db", str(repeated))
     assert done.returncode == 0, done.stderr
     with store.reading(repeated) as con:
-        assert repeats.spread_key(con) != key
-        assert repeats.spread_key(con) in stored_documents.keys(con)
-        assert repeats.stored_spread(con) == repeats.spread_summary(con)
+        assert repeats.spread_key(store.data_version(con)) != key
+        assert repeats.spread_key(store.data_version(con)) in stored_documents.keys(con)
+        assert repeats.stored_spread(con, store.data_version(con)) == repeats.spread_summary(con)
