@@ -20,6 +20,12 @@ with st.sidebar:
                    key="at", accept_new_options=True, max_selections=8,
                    format_func=lambda v: f"{float(v):g}",
                    help="Type a number and press Enter to add one; `at=` in the link.")
+    orders = overview_export.sort_choices(st.session_state.get("at") or OVERVIEW_TARGETS)
+    if st.session_state.get("sort") not in orders:    # an interactivity no longer read at
+        st.session_state["sort"] = "slice"
+    st.selectbox("Order rows by", list(orders), key="sort", format_func=orders.get,
+                 help="`sort=` in the link: slice, score, peak or an interactivity; a leading "
+                      "- reverses.")
     widgets.run_filters()
 
 state = urlstate.state_from_widgets()
@@ -43,7 +49,7 @@ with widgets.in_place():
     for note in doc["notes"]:
         st.caption(escape_md(note))
 
-words, multiples, links = overview_export.shown(doc)
+words, multiples, links = overview_export.shown(doc, state.sort)
 
 
 if not words.empty:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, Protocol, get_args
 
@@ -25,6 +26,9 @@ TARGET_MAX = 100_000.0
 # The Overview's fixed interactivities (tok/s/user); `at=` in a link sets others (at most 8)
 OVERVIEW_TARGETS = (20.0, 50.0, 100.0, 200.0, 387.0)
 OVERVIEW_TARGETS_MAX = 8
+# The Overview's order: a column (`slice`, `score`, `peak`, or an interactivity of `at`: its
+# multiple), largest first; `-` before it reverses (the slice's A-Z is `slice`, Z-A `-slice`)
+OVERVIEW_SORT_RE = r"-?(slice|score|peak|[0-9]+(\.[0-9]+)?)"
 
 # `shared` fields are the session's view state: every page opens on them. A page's own fields
 # (named by `models.pages`) stay with that page.
@@ -137,6 +141,8 @@ class ViewState(BaseModel):
     at: tuple[float, ...] = Field(OVERVIEW_TARGETS, **param("number_list", "Interactivity",
                                                             "overview", low=TARGET_MIN,
                                                             high=TARGET_MAX))
+    sort: str = Field("slice", pattern=f"^{OVERVIEW_SORT_RE}$",
+                      **param("sort_key", "Overview order", "overview"))
 
     @model_validator(mode="before")
     @classmethod
@@ -467,6 +473,15 @@ def _parse_whole_list(name, raw, catalog, values, notices):
     values[name] = tuple(sorted(kept))
 
 
+def _parse_sort_key(name, raw, catalog, values, notices):
+    text = raw[-1].strip().lower()
+    if re.fullmatch(OVERVIEW_SORT_RE, text) and len(text) <= 12:
+        values[name] = text
+    else:
+        notices.append(f"{field_meta(name)['label']} `{raw[-1][:40]}` in the link is not slice, "
+                       "score, peak or an interactivity (a leading - reverses); it was ignored.")
+
+
 def _parse_number_list(name, raw, catalog, values, notices):
     """Repeated (`at=20&at=50`) or comma-separated (`at=20,50`) numbers, each in range; kept
     sorted, at most OVERVIEW_TARGETS_MAX."""
@@ -513,6 +528,7 @@ _PARSERS = {"model": _parse_slug, "workload": _parse_slug, "hardware": _parse_sl
             "flag": _parse_flag, "run_id": _parse_run_id, "run_ids": _parse_run_ids,
             "override": _parse_override, "view": _parse_view, "text_list": _parse_text_list,
             "whole_list": _parse_whole_list, "number_list": _parse_number_list,
+            "sort_key": _parse_sort_key,
             "date": _parse_date}
 assert {field_meta(n)["kind"] for n in QUERY_FIELDS} <= set(_PARSERS)
 

@@ -266,7 +266,7 @@ def _overview_brief(link: Link, db: Path, catalog: Catalog, link_text: str,
                               f"{row['workload_name']}", "no score", h["score_text"])
                      for row in doc["rows"] for h in row["hardware"]
                      if h["hardware"] != row["baseline"]][:HEADLINE_SCORES]
-    words = overview_export.shown(doc)[0]
+    words = overview_export.shown(doc, state.sort)[0]
     if not words.empty:      # the score first: the brief's narrow table shows its first columns
         words = words[[words.columns[0], "Score", *words.columns[1:-1]]]
     evidence_ = [Evidence(e["provenance"], e["runs"], e["points"], e["sources"])

@@ -73,9 +73,47 @@ def frame(doc: dict) -> pd.DataFrame:
     return pd.DataFrame(lines)
 
 
-def shown(doc: dict) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+def sort_column(sort: str) -> tuple[str | None, bool]:
+    """The table column a `sort` value orders by (None: the slices' own order) and whether
+    largest first (`models.view.OVERVIEW_SORT_RE`)."""
+    key, reverse = sort.lstrip("-"), sort.startswith("-")
+    if key == "slice":
+        return None, reverse
+    column = {"score": "Score", "peak": "Peak"}.get(key) or at_label(float(key))
+    return column, not reverse
+
+
+def sort_choices(targets) -> dict[str, str]:
+    """Every `sort` value of an overview read at `targets`, with its words."""
+    out = {"slice": "Slice, A to Z", "-slice": "Slice, Z to A",
+           "score": "Score, largest first", "-score": "Score, smallest first",
+           "peak": "Multiple at peak, largest first", "-peak": "Multiple at peak, smallest first"}
+    for t in sorted(float(t) for t in targets):
+        out[f"{t:g}"] = f"Multiple at {at_label(t)}, largest first"
+        out[f"-{t:g}"] = f"Multiple at {at_label(t)}, smallest first"
+    return out
+
+
+def shown(doc: dict, sort: str = "slice") -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """The page's table as words (a cell: "1.58M (1.42-1.71M, 3 runs) · 2.1×"), the multiples
-    behind each cell's colour, and each cell's Explorer link; same index and columns."""
+    behind each cell's colour, and each cell's Explorer link; same index and columns; in the
+    order `sort` asks (`sort_column`; rows without a multiple there, the baselines, last)."""
+    words, multiples, links = _shown(doc)
+    column, largest_first = sort_column(sort)
+    if words.empty or column is None and not largest_first:
+        return words, multiples, links
+    if column is None:
+        order = words.index[::-1]
+    elif column not in multiples:
+        return words, multiples, links          # an interactivity the overview is not read at
+    else:
+        values = pd.to_numeric(multiples[column], errors="coerce")
+        order = values.sort_values(ascending=not largest_first, na_position="last",
+                                   kind="stable").index
+    return tuple(f.loc[order].reset_index(drop=True) for f in (words, multiples, links))
+
+
+def _shown(doc: dict) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     y = metrics.y_metric(doc["metric"]["key"])
     words, multiples, links = [], [], []
     for row in doc["rows"]:

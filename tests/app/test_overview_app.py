@@ -44,3 +44,17 @@ def test_a_statistic_without_two_systems_says_why_and_the_fix(app):
     assert not at.exception
     assert not at.dataframe
     assert any("choose another statistic" in i.value for i in at.info)
+
+
+def test_sort_orders_the_lines_by_a_multiple_largest_first_baselines_last(app):
+    at = app(pct="mean", sort="100")
+    assert not at.exception
+    assert at.selectbox(key="sort").value == "100"
+    cells = list(at.dataframe[0].value["100 tok/s/user"])
+    multiples = [float(c.split(" · ")[-1].rstrip("×")) for c in cells if " · " in c]
+    assert multiples == sorted(multiples, reverse=True) and len(multiples) > 3
+    assert all(" · " not in c for c in cells[len(multiples):])      # no multiple: last
+    at.selectbox(key="sort").set_value("-score").run()
+    assert at.query_params["sort"] in (["-score"], "-score")
+    scores = [c.split("×")[0] for c in at.dataframe[0].value["Score"] if "× over" in c]
+    assert [float(v) for v in scores] == sorted(float(v) for v in scores)
