@@ -130,8 +130,12 @@ def _shown(doc: dict) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
                           cell["at_target_text"] + ("" if base or mult is None else
                                                     f" · {metrics.format_multiple(mult, y)}"))
                 m[col], k[col] = (None if base else mult), cell["link"]
-            w["Peak"] = (metrics.format_value(h["peak"], y) if h["peak"] is not None
-                         else "no figure")
+            # the peak's provenance where it is not a measurement: a published figure's peak
+            # may state no interactivity, and the cell says so
+            origin = str(h["peak_provenance"] or "").replace(" (", ", ").rstrip(")")
+            w["Peak"] = ((metrics.format_value(h["peak"], y)
+                          + ("" if origin in ("", "measured") else f" ({origin})"))
+                         if h["peak"] is not None else "no figure")
             m["Peak"], k["Peak"] = (None if base else h["multiple_at_peak"]), h["link"]
             if not base and h["multiple_at_peak"] is not None:
                 w["Peak"] += f" · {metrics.format_multiple(h['multiple_at_peak'], y)}"
