@@ -45,19 +45,25 @@ class Metric:
     def derived(self) -> bool:
         return self.base is not None
 
+    def linear_form(self, usd_per_gpu_hour: float, watts_per_gpu: float) -> tuple[float, int]:
+        """(scale, power): this metric is scale * (throughput per GPU) ** power, defined where
+        the throughput is positive when the power is negative. The one formula of every
+        conversion, here and in the browser (`ui/components/target_rules.js`)."""
+        if self.key == "per_mw":
+            return 1e6 / watts_per_gpu, 1
+        if self.key == "usd_per_mtok":
+            return usd_per_gpu_hour * 1e6 / 3600, -1
+        if self.key == "j_per_token":
+            return float(watts_per_gpu), -1
+        return 1.0, 1
+
     def convert(self, tok_s_per_gpu, usd_per_gpu_hour: float, watts_per_gpu: float):
         """This metric from throughput per GPU (scalar or numpy array); NaN where undefined."""
         import numpy as np
         t = np.asarray(tok_s_per_gpu, dtype=float)
+        scale, power = self.linear_form(usd_per_gpu_hour, watts_per_gpu)
         with np.errstate(divide="ignore", invalid="ignore"):
-            if self.key == "per_mw":
-                out = t * 1e6 / watts_per_gpu
-            elif self.key == "usd_per_mtok":
-                out = np.where(t > 0, usd_per_gpu_hour / (t * 3600 / 1e6), np.nan)
-            elif self.key == "j_per_token":
-                out = np.where(t > 0, watts_per_gpu / t, np.nan)
-            else:
-                out = t
+            out = scale * t if power == 1 else np.where(t > 0, scale / t, np.nan)
         return out if out.ndim else float(out)
 
     def better(self, a: float, b: float) -> bool:
