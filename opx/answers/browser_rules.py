@@ -1,8 +1,9 @@
-"""What the browser needs to apply the resolver's rules at any target (`ui/components/
-target_rules.js`, which names its counterparts in `opx.answers.resolve`): per hardware of a view,
-its data envelope, each stricter statistic's envelope and its projection, each point with the
-configuration it names, its repeat set's spread and its count; how base throughput becomes the
-view's metric; and the words for no figure. Nothing here depends on the target. No Streamlit."""
+"""What the browser needs to apply the resolver's rules at any target
+(`ui/components/target_rules.js`, which names its counterparts in `opx.answers.resolve`): per
+hardware of a view, its data envelope, each stricter statistic's envelope and its projection,
+each point with the configuration it names, its repeat set's spread and its count; how base
+throughput becomes the view's metric; and the words for no figure. Nothing here depends on the
+target. No Streamlit."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -23,9 +24,9 @@ def _envelope(env: pd.DataFrame, pct: str) -> dict:
     return {"x": [float(v) for v in env.x], "tput": [float(v) for v in env.tput],
             "lo": [float(v) if pd.notna(v) else float(t) for v, t in zip(lo, env.tput)],
             "hi": [float(v) if pd.notna(v) else float(t) for v, t in zip(hi, env.tput)],
-            "runs": [resolve._runs(r) for r in env.itertuples()],
+            "runs": [resolve.repeat_runs(r) for r in env.itertuples()],
             "provenance": [str(p) for p in env.provenance],
-            "text": [resolve._config(r, pct).text() for r in env.itertuples()]}
+            "text": [resolve.config_of(r, pct).text() for r in env.itertuples()]}
 
 
 def payload(db: Path, state: ViewState, catalog: Catalog) -> dict:
@@ -38,7 +39,7 @@ def payload(db: Path, state: ViewState, catalog: Catalog) -> dict:
         econ = prepared.econ.get(hw)
         form = (metric.linear_form(econ.usd_per_gpu_hour, econ.watts_per_gpu) if econ else None) \
             if metric.derived else (1.0, 1.0)
-        none = {kinds: resolve._why_none(inputs, hw, name, state.target, state.pct, kinds)
+        none = {kinds: resolve.why_none(inputs, hw, name, state.target, state.pct, kinds)
                 for kinds in ((False, True), (True,))}
         sides.append({
             "hardware": hw, "name": name, "pct": state.pct, "direction": metric.direction,

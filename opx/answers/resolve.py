@@ -237,7 +237,7 @@ def _envelope(pts: pd.DataFrame, hw: str, simulated: bool) -> pd.DataFrame:
     return pts[keep].sort_values("x").reset_index(drop=True)
 
 
-def _config(row, pct: str) -> Config:
+def config_of(row, pct: str) -> Config:
     def num(v):
         return None if v is None or pd.isna(v) else float(v)
 
@@ -271,11 +271,11 @@ def _from_envelope(env: pd.DataFrame, inputs: Inputs, hw: str, name: str, target
         provs = " / ".join(dict.fromkeys(used.provenance))
         if v.exact:
             row = used.iloc[0]
-            return Answer(value=value, tput=v.value, how="point", configs=(_config(row, pct),),
+            return Answer(value=value, tput=v.value, how="point", configs=(config_of(row, pct),),
                           provenance=provs, x=float(row.x), spread=_spread_of(row, inputs),
                           **common)
         return Answer(value=value, tput=v.value, how="interpolated",
-                      configs=tuple(_config(used.iloc[i], pct) for i in range(len(used))),
+                      configs=tuple(config_of(used.iloc[i], pct) for i in range(len(used))),
                       provenance=f"interpolated between {provs} points", x=target,
                       spread=_interpolated_spread(env, used, inputs, target), **common)
     if v.status == "below_range":
@@ -284,12 +284,12 @@ def _from_envelope(env: pd.DataFrame, inputs: Inputs, hw: str, name: str, target
         if value is None:
             return None
         return Answer(value=value, tput=float(row.tput), how="at_least",
-                      configs=(_config(row, pct),), provenance=str(row.provenance),
+                      configs=(config_of(row, pct),), provenance=str(row.provenance),
                       x=float(row.x), spread=_spread_of(row, inputs), **common)
     return None
 
 
-def _runs(row) -> int:
+def repeat_runs(row) -> int:
     n = getattr(row, "repeat_runs", 1)
     return 1 if n is None or pd.isna(n) else int(n)
 
@@ -304,9 +304,9 @@ def _spread(lo: float, hi: float, runs: int, inputs: Inputs) -> Spread | None:
 
 def _spread_of(row, inputs: Inputs) -> Spread | None:
     """A configuration's spread over its repeat set (None: one run)."""
-    if _runs(row) < 2:
+    if repeat_runs(row) < 2:
         return None
-    return _spread(row.tput_lo, row.tput_hi, _runs(row), inputs)
+    return _spread(row.tput_lo, row.tput_hi, repeat_runs(row), inputs)
 
 
 def _interpolated_spread(env: pd.DataFrame, used: pd.DataFrame, inputs: Inputs,
@@ -314,7 +314,7 @@ def _interpolated_spread(env: pd.DataFrame, used: pd.DataFrame, inputs: Inputs,
     """An interpolated figure's spread: where both points it lies between rest on repeated runs,
     the same interpolation through the envelope's lowest and highest runs (a lone point's own
     figure at both ends), with the fewer of their counts; else None."""
-    runs = [_runs(r) for r in used.itertuples()]
+    runs = [repeat_runs(r) for r in used.itertuples()]
     if min(runs) < 2:
         return None
     xs = env.x.to_numpy(float)
@@ -340,13 +340,13 @@ def resolve(inputs: Inputs, hw: str, name: str, target: float, pct: str,
         if value is not None:
             row = meets.iloc[0]              # the slowest point that meets it: the most throughput
             return Answer(hw, name, value=value, tput=float(row.tput), kind=DATA,
-                          how="stricter", configs=(_config(row, q),),
+                          how="stricter", configs=(config_of(row, q),),
                           provenance=str(row.provenance), direction=direction, x=float(row.x),
                           spread=_spread_of(row, inputs))
     sim = projection(inputs, hw, name, target, pct, metric)
     if sim.ok:
         return sim
-    reason, fix, missing = _why_none(inputs, hw, name, target, pct, (False, True))
+    reason, fix, missing = why_none(inputs, hw, name, target, pct, (False, True))
     return Answer(hw, name, reason=reason, fix=fix, direction=direction, missing=missing)
 
 
@@ -358,11 +358,11 @@ def projection(inputs: Inputs, hw: str, name: str, target: float, pct: str,
                          metric.direction, SIMULATED)
     if sim is not None:
         return sim
-    reason, fix, missing = _why_none(inputs, hw, name, target, pct, (True,))
+    reason, fix, missing = why_none(inputs, hw, name, target, pct, (True,))
     return Answer(hw, name, reason=reason, fix=fix, direction=metric.direction, missing=missing)
 
 
-def _why_none(inputs: Inputs, hw: str, name: str, target: float, pct: str,
+def why_none(inputs: Inputs, hw: str, name: str, target: float, pct: str,
               kinds: tuple[bool, ...]) -> tuple[str, str, str]:
     """Why no rule gave a figure, true of every curve of `kinds` (simulated or not) drawn for
     the hardware, the fix, and whether the target is out of reach or there is no figure."""

@@ -195,7 +195,7 @@ export function projection(side, target) {       // resolve.projection
   return fromEnvelope(side, side.projection, target, "simulated") || whyNone(side, target, [true]);
 }
 
-function whyNone(side, target, kinds) {          // resolve._why_none: the server's words
+function whyNone(side, target, kinds) {          // resolve.why_none: the server's words
   const t = `${formatNumber(target)} tok/s/user`;
   const curves = [["data", side.data], ["simulated curve", side.projection]]
     .filter(([k, e]) => kinds.includes(k !== "data") && e && e.x.length);
