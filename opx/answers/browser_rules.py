@@ -1,5 +1,5 @@
 """What the browser needs to apply the resolver's rules at any target
-(`ui/components/target_rules.js`, which names its counterparts in `opx.answers.resolve`): per
+(`static/js/target_rules.js`, which names its counterparts in `opx.answers.resolve`): per
 hardware of a view, its data envelope, each stricter statistic's envelope and its projection,
 each point with the configuration it names, its repeat set's spread and its count; how base
 throughput becomes the view's metric; and the words for no figure. Nothing here depends on the

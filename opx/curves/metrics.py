@@ -48,7 +48,7 @@ class Metric:
     def linear_form(self, usd_per_gpu_hour: float, watts_per_gpu: float) -> tuple[float, int]:
         """(scale, power): this metric is scale * (throughput per GPU) ** power, defined where
         the throughput is positive when the power is negative. The one formula of every
-        conversion, here and in the browser (`ui/components/target_rules.js`)."""
+        conversion, here and in the browser (`static/js/target_rules.js`)."""
         if self.key == "per_mw":
             return 1e6 / watts_per_gpu, 1
         if self.key == "usd_per_mtok":

@@ -1,4 +1,4 @@
-"""The resolver's rules in the browser (`ui/components/target_rules.js`, fed by
+"""The resolver's rules in the browser (`static/js/target_rules.js`, fed by
 `opx.answers.browser_rules.payload`) give what `opx.answers.resolve` gives, at display precision:
 each hardware's figure at the target, how it was obtained and the multiple against the baseline,
 at random targets over random views drawn from what the database holds, in Chromium."""
@@ -15,7 +15,7 @@ from opx.answers import browser_rules, explorer, overview
 from opx.curves import metrics
 from tests.conftest import ROOT
 
-JS = ROOT / "ui/components/target_rules.js"
+JS = ROOT / "static/js/target_rules.js"
 VIEWS, TARGETS = 24, 10                    # 240 targets
 EVALUATE = """async ({code, cases}) => {
   const rules = await import("data:text/javascript;base64," + code);
