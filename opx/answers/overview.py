@@ -12,7 +12,9 @@ data envelopes cover (docs/metrics.md, "The Overview's score").
 The answer is a JSON document (`make`): the page, every export and the brief read it. What depends
 only on the data is made when it changes: `opx.answers.precompute.refresh` stores the default
 overview of each statistic (`default_states`) in the database (`opx.store.stored_documents`), and
-`overview` reads it back; any other overview is made when asked and kept in the process.
+`overview` reads it back; any other overview is made when asked and kept in the process. A
+stored document keeps a fingerprint of each slice's runs and points; the next one made after a
+write keeps the rows of the slices whose fingerprint did not change (`make(previous=...)`).
 """
 from __future__ import annotations
 
@@ -115,11 +117,29 @@ def _row(db: Path, state: ViewState, catalog: Catalog, model: str, workload: str
             "baseline_name": base_name, "hardware": lines}
 
 
-def make(db: Path, state: ViewState, catalog: Catalog, base_url: str = "") -> dict:
-    """The overview document of `state` (its statistic, metric, filters and `at`), made now."""
+def make(db: Path, state: ViewState, catalog: Catalog, base_url: str = "",
+         previous: dict | None = None) -> dict:
+    """The overview document of `state` (its statistic, metric, filters and `at`), made now,
+    on one connection to the store for all its slices. `previous`: the document of the same
+    state, catalog, code and address on older data; its rows of slices whose runs and points
+    have not changed since (`queries.slice_prints`) are kept as they are."""
+    with store.holding(db):
+        return _make(db, state, catalog, base_url, previous)
+
+
+def _make(db: Path, state: ViewState, catalog: Catalog, base_url: str,
+          previous: dict | None) -> dict:
     y = metrics.y_metric(state.y)
     slices = _slices(db, state, catalog)
-    rows = [_row(db, state, catalog, m, w, hws, base_url) for m, w, hws in slices]
+    with store.reading(db) as con:
+        prints = queries.slice_prints(con)
+    old_prints = (previous or {}).get("slice_prints", {})
+    kept = {(r["model"], r["workload"], tuple(h["hardware"] for h in r["hardware"])): r
+            for r in (previous or {}).get("rows", [])
+            if old_prints.get(f"{r['model']}\x1f{r['workload']}")
+            == prints.get(f"{r['model']}\x1f{r['workload']}")}
+    rows = [kept.get((m, w, hws)) or _row(db, state, catalog, m, w, hws, base_url)
+            for m, w, hws in slices]
     notes = []
     if state.run_filter_text():
         notes.append(f"Only runs with {state.run_filter_text()} are read.")
@@ -130,7 +150,8 @@ def make(db: Path, state: ViewState, catalog: Catalog, base_url: str = "") -> di
             "target_rule": resolve.RULE, "score_rule": resolve.SCORE_RULE,
             "rows": rows, "empty_reason": "" if rows else _empty_reason(db, state),
             "evidence": _evidence(db, state, slices) if slices else [],
-            "notes": notes, "made": dt.date.today().isoformat()}
+            "notes": notes, "made": dt.date.today().isoformat(),
+            "slice_prints": {f"{m}\x1f{w}": prints.get(f"{m}\x1f{w}", "") for m, w, _ in slices}}
 
 
 def _empty_reason(db: Path, state: ViewState) -> str:
@@ -160,13 +181,18 @@ def _code() -> str:
     return h.hexdigest()[:16]
 
 
-def stored_key(con, state: ViewState, catalog: Catalog, base_url: str) -> str:
-    """The content key of a stored overview: the data's version, the state, the catalog, the
-    code and the address its links use."""
+def family_key(state: ViewState, catalog: Catalog, base_url: str) -> str:
+    """What a stored overview is of, but for the data: the state, the catalog, the code and the
+    address its links use. Documents of one family differ only in their data's version."""
     from opx.catalog import fingerprint
-    text = json.dumps([store.data_version(con), overview_key(state).model_dump_json(),
-                       fingerprint(catalog), _code(), base_url])
-    return "overview:" + hashlib.sha256(text.encode()).hexdigest()
+    text = json.dumps([overview_key(state).model_dump_json(), fingerprint(catalog), _code(),
+                       base_url])
+    return "overview:" + hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def stored_key(con, state: ViewState, catalog: Catalog, base_url: str) -> str:
+    """The content key of a stored overview: its family and the data's version."""
+    return f"{family_key(state, catalog, base_url)}:{store.data_version(con)}"
 
 
 def refresh(db: Path, catalog: Catalog, base_url: str = "") -> tuple[int, set[str]]:
@@ -175,12 +201,21 @@ def refresh(db: Path, catalog: Catalog, base_url: str = "") -> tuple[int, set[st
     with store.reading(db) as con:
         keys = {stored_key(con, s, catalog, base_url): s for s in default_states()}
         have = stored_documents.keys(con)
-    made = {k: make(db, s, catalog, base_url) for k, s in keys.items() if k not in have}
+        # the newest stored document of each family: its unchanged slices' rows are kept
+        previous = {k: _newest(con, have, k.rsplit(":", 1)[0]) for k in keys if k not in have}
+    made = {k: make(db, s, catalog, base_url, previous[k]) for k, s in keys.items()
+            if k not in have}
     if made:
         with store.writing(db) as con:
             for k, doc in made.items():
                 stored_documents.save(con, k, doc)
     return len(made), set(keys)
+
+
+def _newest(con, have: set[str], family: str) -> dict | None:
+    versions = [int(k.rsplit(":", 1)[1]) for k in have
+                if k.startswith(family + ":") and k.rsplit(":", 1)[1].isdigit()]
+    return stored_documents.load(con, f"{family}:{max(versions)}") if versions else None
 
 
 @functools.lru_cache(maxsize=64)

@@ -113,7 +113,7 @@ def refresh(db: Path, catalog=None, say: Say | None = None, workers: int | None 
                 job = by_key[key]
                 stored_fits.save(con, key, job.hardware, job.model, job.workload, payload)
     # the default overviews read the fits: made after them
-    # quietly: it takes well under a second where the fits take seconds (bench_overview.py)
+    # quietly: a write makes again only the rows of the slices it changed (about a second)
     documents, kept = overview.refresh(location(db), catalog)
     spread, key = _refresh_spread(location(db))
     if made or documents or spread:

@@ -23,6 +23,7 @@ highest throughput where it has data, else its projection's.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Callable, Literal
 
 import numpy as np
@@ -229,6 +230,17 @@ class Inputs:
             env = self._envelopes[key] = _envelope(frame, hw, simulated)
         return env
 
+    def envelope_rows(self, hw: str, simulated: bool, statistic: str | None = None) -> tuple:
+        """`envelope`'s rows as records with attribute access, made once: the rules read a
+        point or two of an envelope at each target, and a pandas row costs more than the rule."""
+        key = ("rows", hw, simulated, statistic)
+        rows = self._envelopes.get(key)
+        if rows is None:
+            env = self.envelope(hw, simulated, statistic)
+            rows = self._envelopes[key] = tuple(SimpleNamespace(**r)
+                                                for r in env.to_dict("records"))
+        return rows
+
 
 def _envelope(pts: pd.DataFrame, hw: str, simulated: bool) -> pd.DataFrame:
     if pts.empty:
@@ -254,32 +266,34 @@ def config_of(row, pct: str) -> Config:
                   hardware_name=text(getattr(row, "hardware_name", "")))
 
 
-def _from_envelope(env: pd.DataFrame, inputs: Inputs, hw: str, name: str, target: float,
+def _from_envelope(inputs: Inputs, hw: str, simulated: bool, name: str, target: float,
                    pct: str, direction: str, kind: str) -> Answer | None:
     """Rules 1 and 2 (or 4) on one envelope: a value in its span, or at least its slowest point.
     Throughput is interpolated and then written in the metric (cost and energy are monotone in
     throughput, so the envelope is the same in either space)."""
+    env = inputs.envelope(hw, simulated)
     if env.empty:
         return None
+    rows = inputs.envelope_rows(hw, simulated)
     v = value_at(env.x.to_numpy(float), env.tput.to_numpy(float), target)
     common = dict(hardware=hw, name=name, kind=kind, direction=direction)
     if v.status == "ok":
         value = inputs.convert(v.value)
         if value is None:
             return None
-        used = env.iloc[list(v.neighbours)]
-        provs = " / ".join(dict.fromkeys(used.provenance))
+        used = [rows[i] for i in v.neighbours]
+        provs = " / ".join(dict.fromkeys(str(r.provenance) for r in used))
         if v.exact:
-            row = used.iloc[0]
+            row = used[0]
             return Answer(value=value, tput=v.value, how="point", configs=(config_of(row, pct),),
                           provenance=provs, x=float(row.x), spread=_spread_of(row, inputs),
                           **common)
         return Answer(value=value, tput=v.value, how="interpolated",
-                      configs=tuple(config_of(used.iloc[i], pct) for i in range(len(used))),
+                      configs=tuple(config_of(r, pct) for r in used),
                       provenance=f"interpolated between {provs} points", x=target,
                       spread=_interpolated_spread(env, used, inputs, target), **common)
     if v.status == "below_range":
-        row = env.iloc[0]                    # the slowest point: the most throughput that meets it
+        row = rows[0]                        # the slowest point: the most throughput that meets it
         value = inputs.convert(float(row.tput))
         if value is None:
             return None
@@ -309,12 +323,12 @@ def _spread_of(row, inputs: Inputs) -> Spread | None:
     return _spread(row.tput_lo, row.tput_hi, repeat_runs(row), inputs)
 
 
-def _interpolated_spread(env: pd.DataFrame, used: pd.DataFrame, inputs: Inputs,
+def _interpolated_spread(env: pd.DataFrame, used: list, inputs: Inputs,
                          target: float) -> Spread | None:
     """An interpolated figure's spread: where both points it lies between rest on repeated runs,
     the same interpolation through the envelope's lowest and highest runs (a lone point's own
     figure at both ends), with the fewer of their counts; else None."""
-    runs = [repeat_runs(r) for r in used.itertuples()]
+    runs = [repeat_runs(r) for r in used]
     if min(runs) < 2:
         return None
     xs = env.x.to_numpy(float)
@@ -329,16 +343,14 @@ def resolve(inputs: Inputs, hw: str, name: str, target: float, pct: str,
             metric: metrics.Metric) -> Answer:
     """The figure of `hw` at `target` tok/s/user (statistic `pct`) in `metric` (module doc)."""
     direction = metric.direction
-    data = _from_envelope(inputs.envelope(hw, False), inputs, hw, name, target, pct, direction,
-                          DATA)
+    data = _from_envelope(inputs, hw, False, name, target, pct, direction, DATA)
     if data is not None:
         return data
     for q in STRICTER[pct]:
-        env = inputs.envelope(hw, False, q)
-        meets = env[env.x >= target * (1 - SNAP)] if not env.empty else env
-        value = inputs.convert(float(meets.iloc[0].tput)) if not meets.empty else None
+        meets = [r for r in inputs.envelope_rows(hw, False, q) if r.x >= target * (1 - SNAP)]
+        value = inputs.convert(float(meets[0].tput)) if meets else None
         if value is not None:
-            row = meets.iloc[0]              # the slowest point that meets it: the most throughput
+            row = meets[0]                   # the slowest point that meets it: the most throughput
             return Answer(hw, name, value=value, tput=float(row.tput), kind=DATA,
                           how="stricter", configs=(config_of(row, q),),
                           provenance=str(row.provenance), direction=direction, x=float(row.x),
@@ -354,8 +366,7 @@ def projection(inputs: Inputs, hw: str, name: str, target: float, pct: str,
                metric: metrics.Metric) -> Answer:
     """What the projection (the simulated envelope) alone says at the target, by rules 1 and 2:
     the resolver's rule 4, and the value the Explorer shows beside a data figure."""
-    sim = _from_envelope(inputs.envelope(hw, True), inputs, hw, name, target, pct,
-                         metric.direction, SIMULATED)
+    sim = _from_envelope(inputs, hw, True, name, target, pct, metric.direction, SIMULATED)
     if sim is not None:
         return sim
     reason, fix, missing = why_none(inputs, hw, name, target, pct, (True,))

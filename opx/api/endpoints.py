@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from urllib.parse import urlencode
 
 from pydantic import BaseModel
+from starlette.background import BackgroundTask
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -292,6 +293,9 @@ def _ingest_options(request: Request):
 
 
 def _after_write() -> None:
+    """What depends only on the data, made once a write's answer is sent (a Starlette
+    background task): the anchored fits, the default overviews, the spread of repeated runs take
+    seconds, and a view asked for before they are stored makes its own."""
     from opx.answers import precompute
     precompute.refresh(database(), catalog())
 
@@ -310,12 +314,11 @@ def post_run(request: Request, body: bytes) -> Response:
         raise from_opx(next(r.store_error for r in failed if r.store_error))
     if failed:
         raise ApiError(400, failed[0].error or "the file was refused", "body")
-    if changed_data(results):
-        _after_write()
     summary = docs.ImportSummary(files=files, runs_added=sum(r.runs_added for r in results),
                                  points_added=sum(r.points_added for r in results))
     return Response(summary.model_dump_json(), media_type="application/json",
-                    status_code=201 if summary.runs_added else 200)
+                    status_code=201 if summary.runs_added else 200,
+                    background=BackgroundTask(_after_write) if changed_data(results) else None)
 
 
 post_run.reads_body = True      # type: ignore[attr-defined]
@@ -329,8 +332,8 @@ def delete_run(request: Request) -> Response:
         deleted = store.delete_run(con, run_id)
     if not deleted:
         raise BadParameter("id", f"no run with id `{run_id[:40]}`", missing=True)
-    _after_write()
-    return Response(docs.Deleted(deleted=run_id).model_dump_json(), media_type="application/json")
+    return Response(docs.Deleted(deleted=run_id).model_dump_json(), media_type="application/json",
+                    background=BackgroundTask(_after_write))
 
 
 # -- the registry ----------------------------------------------------------------------------

@@ -8,6 +8,7 @@ postgresql://...) and names the operations every kind shares; the kinds are
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import os
 import re
 from collections.abc import Iterator
@@ -59,11 +60,36 @@ def writing(path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
         yield con
 
 
+# The connection a `holding` block opened, by path: `reading` inside the block reuses it (an
+# answer made of many views, the Overview's, opens the file once, not once per view).
+_HELD: contextvars.ContextVar[dict | None] = contextvars.ContextVar("opx_held_reader",
+                                                                   default=None)
+
+
+@contextlib.contextmanager
+def holding(path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
+    """`reading(path)`, kept open for every `reading(path)` in the block (same thread or task)."""
+    held = _HELD.get() or {}
+    if str(path) in held:
+        yield held[str(path)]
+        return
+    with reading(path) as con:
+        token = _HELD.set({**held, str(path): con})
+        try:
+            yield con
+        finally:
+            _HELD.reset(token)
+
+
 @contextlib.contextmanager
 def reading(path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
     """A read-only connection to an existing, current database (a DuckDB file, or a Parquet
     dataset folder, glob or URL). A file that cannot be read is a StoreError, also when a query
-    in the block finds it truncated or corrupt."""
+    in the block finds it truncated or corrupt. Inside `holding(path)`, its connection."""
+    held = _HELD.get()
+    if held and str(path) in held:
+        yield held[str(path)]
+        return
     _refuse_unknown_url(path)
     if pgstore.is_postgres(path):
         with pgstore.reading(pgstore.url_of(path)) as con:

@@ -377,6 +377,15 @@ def overview_slices(con: duckdb.DuckDBPyConnection, f: RunFilters, pct: str, y: 
         GROUP BY ALL ORDER BY r.model, r.workload, r.hardware""", f.params()).df()
 
 
+def slice_prints(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
+    """Per model and workload, a fingerprint of its runs and points (a run or a point added or
+    removed changes it): an Overview's row of an unchanged slice is kept, not made again."""
+    rows = con.execute("""
+        SELECT r.model, r.workload, count(*), bit_xor(hash(r.id, p.point_key))
+        FROM runs r LEFT JOIN points p ON p.run_id = r.id GROUP BY ALL""").fetchall()
+    return {f"{m}\x1f{w}": f"{n}:{h}" for m, w, n, h in rows}
+
+
 def overview_evidence(con: duckdb.DuckDBPyConnection, f: RunFilters, pct: str, y: str,
                       slices: list[tuple[str, str, str]]) -> pd.DataFrame:
     """Per provenance and source, the runs and points with both axes under the run filters, of

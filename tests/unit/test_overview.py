@@ -64,6 +64,37 @@ def test_a_stored_overview_is_read_back_and_equals_one_made_now(tmp_path, full_d
     assert {k: v for k, v in kept.items() if k not in ("stored",)} == made
 
 
+def test_a_refresh_after_a_write_keeps_unchanged_rows_and_equals_one_made_now(tmp_path, full_db,
+                                                                             catalog):
+    """The refresh keeps the rows of slices whose runs did not change and makes the others:
+    after deleting one hardware's runs of a slice, the stored document is the one made now."""
+    from opx import store
+    from opx.answers import precompute
+    import shutil
+    db = tmp_path / "opx.duckdb"
+    shutil.copy(full_db, db)
+    before = overview.make(db, ViewState(pct="mean"), catalog)
+    row = next(r for r in before["rows"] if len(r["hardware"]) > 2)
+    gone = row["hardware"][-1]["hardware"]
+    with store.writing(db) as con:
+        ids = [i for (i,) in con.execute("SELECT id FROM runs WHERE model = ? AND workload = ? "
+                                         "AND hardware = ?", [row["model"], row["workload"],
+                                                              gone]).fetchall()]
+        assert ids and all(store.delete_run(con, i) for i in ids)
+    precompute.refresh(db, catalog)
+    overview._kept.cache_clear()
+    kept = overview.overview(db, ViewState(pct="mean"), catalog)
+    assert kept["stored"]
+    made = overview.make(db, ViewState(pct="mean"), catalog)
+    assert {k: v for k, v in kept.items() if k != "stored"} == made
+    changed = next(r for r in made["rows"] if (r["model"], r["workload"]) ==
+                   (row["model"], row["workload"]))
+    assert gone not in [h["hardware"] for h in changed["hardware"]]
+    assert [r for r in made["rows"] if r is not changed] == \
+        [r for r in before["rows"] if (r["model"], r["workload"]) !=
+         (row["model"], row["workload"])]
+
+
 def test_the_exports_open(full_db, catalog):
     link = parse_link("/overview?pct=mean")
     table = pd.read_csv(io.BytesIO(render.render_link(link, "csv", full_db, catalog)))
