@@ -16,7 +16,7 @@ from opx.curves import metrics
 from tests.conftest import ROOT
 
 JS = ROOT / "static/js/target_rules.js"
-VIEWS, TARGETS = 24, 10                    # 240 targets
+VIEWS, TARGETS = 12, 20                    # 240 targets
 EVALUATE = """async ({code, cases}) => {
   const rules = await import("data:text/javascript;base64," + code);
   return cases.map(({payload, targets}) => targets.map((t) => {
