@@ -1,6 +1,5 @@
 """A brief of a view for the people who decide: what an Explorer, Overview, Compare or Planner
-link shows,
-with its evidence, built once (`build`) and rendered as an offline HTML page
+link shows, with its evidence, built once (`build`) and rendered as an offline HTML page
 (`opx.publish.brief_html`) and a one-page landscape PDF (`opx.publish.brief_pdf`). No Streamlit.
 
 The figures are the page's and the JSON export's: the multiples come from the Explorer's
@@ -20,6 +19,7 @@ import pandas as pd
 
 import opx
 from models import Catalog, ViewState, pct_label
+from models.pages import PAGE_BY_PATH
 from models.view import format_number
 from opx.answers import compare
 from opx.curves import metrics
@@ -31,7 +31,7 @@ from opx.curves.frontier import Multiple
 from opx.links import Link, base_url as absolute_base, build_link
 
 BRIEF_PAGES = ("explorer", "overview", "compare", "planner")
-BRIEF_PATHS = "/, /overview, /compare and /planner"
+BRIEF_PATHS = ", ".join(path for path, page in PAGE_BY_PATH.items() if page in BRIEF_PAGES)
 HEADLINE_SCORES = 3          # an Overview brief's largest and smallest scores
 
 # What each multiple means, said once and shown beside it wherever a brief is read.
@@ -247,8 +247,7 @@ def _overview_brief(link: Link, db: Path, catalog: Catalog, link_text: str,
     doc, _, chart = overview_export.export(link, db, catalog, link_text)
     state, y = link.state, metrics.y_metric(doc["metric"]["key"])
     pct = pct_label(doc["percentile"])
-    at = _and([format_number(c["target"]) for c in doc["rows"][0]["hardware"][0]["at"]]
-              if doc["rows"] else [format_number(t) for t in state.at])
+    at = _and([format_number(t) for t in doc["at"]])
     scored = sorted(((h, row) for row in doc["rows"] for h in row["hardware"]
                      if h["score"] is not None), key=lambda p: -p[0]["score"])
     # the largest and the smallest scores, a few each: where a system wins most and least; the
