@@ -118,26 +118,24 @@ def _row(db: Path, state: ViewState, catalog: Catalog, model: str, workload: str
 
 
 def make(db: Path, state: ViewState, catalog: Catalog, base_url: str = "",
-         previous: dict | None = None) -> dict:
+         previous: dict | None = None, prints: dict[str, str] | None = None) -> dict:
     """The overview document of `state` (its statistic, metric, filters and `at`), made now,
-    on one connection to the store for all its slices. `previous`: the document of the same
-    state, catalog, code and address on older data; its rows of slices whose runs and points
-    have not changed since (`queries.slice_prints`) are kept as they are."""
+    on one connection to the store for all its slices. `previous` (a stored document of the same
+    family on older data) and `prints` (`queries.slice_prints` now): the rows of slices whose
+    runs and points have not changed since are kept as they are."""
     with store.holding(db):
-        return _make(db, state, catalog, base_url, previous)
+        return _make(db, state, catalog, base_url, previous or {}, prints or {})
 
 
-def _make(db: Path, state: ViewState, catalog: Catalog, base_url: str,
-          previous: dict | None) -> dict:
+def _make(db: Path, state: ViewState, catalog: Catalog, base_url: str, previous: dict,
+          prints: dict[str, str]) -> dict:
     y = metrics.y_metric(state.y)
     slices = _slices(db, state, catalog)
-    with store.reading(db) as con:
-        prints = queries.slice_prints(con)
-    old_prints = (previous or {}).get("slice_prints", {})
+    old_prints = previous.get(PRINTS, {})
     kept = {(r["model"], r["workload"], tuple(h["hardware"] for h in r["hardware"])): r
-            for r in (previous or {}).get("rows", [])
-            if old_prints.get(f"{r['model']}\x1f{r['workload']}")
-            == prints.get(f"{r['model']}\x1f{r['workload']}")}
+            for r in previous.get("rows", [])
+            if old_prints.get(_slice(r["model"], r["workload"]), "?")
+            == prints.get(_slice(r["model"], r["workload"]))}
     rows = [kept.get((m, w, hws)) or _row(db, state, catalog, m, w, hws, base_url)
             for m, w, hws in slices]
     notes = []
@@ -150,8 +148,16 @@ def _make(db: Path, state: ViewState, catalog: Catalog, base_url: str,
             "target_rule": resolve.RULE, "score_rule": resolve.SCORE_RULE,
             "rows": rows, "empty_reason": "" if rows else _empty_reason(db, state),
             "evidence": _evidence(db, state, slices) if slices else [],
-            "notes": notes, "made": dt.date.today().isoformat(),
-            "slice_prints": {f"{m}\x1f{w}": prints.get(f"{m}\x1f{w}", "") for m, w, _ in slices}}
+            "notes": notes, "made": dt.date.today().isoformat()}
+
+
+# A stored document's fingerprint of each of its slices (`queries.slice_prints`), kept beside
+# its rows in the store and not part of what it says
+PRINTS = "slice_prints"
+
+
+def _slice(model: str, workload: str) -> str:
+    return f"{model}\x1f{workload}"
 
 
 def _empty_reason(db: Path, state: ViewState) -> str:
@@ -203,12 +209,16 @@ def refresh(db: Path, catalog: Catalog, base_url: str = "") -> tuple[int, set[st
         have = stored_documents.keys(con)
         # the newest stored document of each family: its unchanged slices' rows are kept
         previous = {k: _newest(con, have, k.rsplit(":", 1)[0]) for k in keys if k not in have}
-    made = {k: make(db, s, catalog, base_url, previous[k]) for k, s in keys.items()
+        prints = queries.slice_prints(con) if previous else {}     # when a document is made
+    made = {k: make(db, s, catalog, base_url, previous[k], prints) for k, s in keys.items()
             if k not in have}
     if made:
         with store.writing(db) as con:
             for k, doc in made.items():
-                stored_documents.save(con, k, doc)
+                stored_documents.save(con, k, {**doc, PRINTS: {
+                    _slice(r["model"], r["workload"]): prints.get(_slice(r["model"],
+                                                                         r["workload"]), "")
+                    for r in doc["rows"]}})
     return len(made), set(keys)
 
 
@@ -225,7 +235,7 @@ def _kept(db: str, stamp: tuple, key_json: str, catalog_key: str, base_url: str)
     with store.reading(location(db)) as con:
         doc = stored_documents.load(con, stored_key(con, state, catalog, base_url))
     if doc is not None:
-        return {**doc, "stored": True}
+        return {**{k: v for k, v in doc.items() if k != PRINTS}, "stored": True}
     return {**make(location(db), state, catalog, base_url), "stored": False}
 
 

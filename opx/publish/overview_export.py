@@ -197,6 +197,5 @@ def export(link: Link, db: Path, catalog: Catalog, link_text: str):
     doc = {**overview.overview(db, link.state, catalog, ""), "link": link_text,
            "notices": link.notices}
     doc.pop("stored", None)
-    doc.pop("slice_prints", None)        # how the store keeps it, not what it says
     doc = _with_base(doc, link_text)
     return doc, frame(doc), lambda: chart(doc)
