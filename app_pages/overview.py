@@ -53,7 +53,8 @@ words, multiples, links = overview_export.shown(doc, state.sort)
 
 
 if not words.empty:
-    styled = words.style.apply(lambda _: multiples.map(lambda m: overview_export.cell_style(m, y)).values, axis=None)
+    colours = multiples.map(lambda m: overview_export.cell_style(m, y))
+    styled = words.style.apply(lambda _: colours.values, axis=None)
     picked = st.dataframe(
         styled, hide_index=True, width="stretch", key="overview_table", on_select="rerun",
         height=min(35 * (len(words) + 1) + 3, 720),

@@ -264,6 +264,12 @@ class ViewState(BaseModel):
             notices.append(f"The date range {values['since']} to {values['until']} in the link "
                            "ends before it starts; it was ignored.")
             del values["since"], values["until"]
+        sort = str(values.get("sort", "slice")).lstrip("-")
+        if sort not in ("slice", "score", "peak") and \
+                float(sort) not in values.get("at", OVERVIEW_TARGETS):
+            notices.append(f"The Overview order `sort={values['sort']}` names an interactivity the "
+                           "link does not read at (`at`); the slices' order was used.")
+            del values["sort"]
         try:
             return cls(**values), notices
         except ValueError:      # a combination no single check caught; the link's values are dropped

@@ -15,18 +15,18 @@ from opx.answers import explorer, resolve
 from opx.curves import metrics
 
 
-def _envelope(env: pd.DataFrame, pct: str) -> dict:
+def _envelope(inputs: resolve.Inputs, hw: str, simulated: bool, statistic: str | None,
+              pct: str) -> dict:
     """An envelope by interactivity, as columns (the browser reads arrays)."""
-    if env.empty:
-        return {"x": [], "tput": [], "lo": [], "hi": [], "runs": [], "provenance": [], "text": []}
-    lo = env.tput_lo if "tput_lo" in env else env.tput
-    hi = env.tput_hi if "tput_hi" in env else env.tput
-    return {"x": [float(v) for v in env.x], "tput": [float(v) for v in env.tput],
-            "lo": [float(v) if pd.notna(v) else float(t) for v, t in zip(lo, env.tput)],
-            "hi": [float(v) if pd.notna(v) else float(t) for v, t in zip(hi, env.tput)],
-            "runs": [resolve.repeat_runs(r) for r in env.itertuples()],
-            "provenance": [str(p) for p in env.provenance],
-            "text": [resolve.config_of(r, pct).text() for r in env.itertuples()]}
+    rows = inputs.envelope_rows(hw, simulated, statistic)
+
+    def ends(name: str) -> list[float]:
+        return [float(v) if pd.notna(v := getattr(r, name, None)) else float(r.tput) for r in rows]
+    return {"x": [float(r.x) for r in rows], "tput": [float(r.tput) for r in rows],
+            "lo": ends("tput_lo"), "hi": ends("tput_hi"),
+            "runs": [resolve.repeat_runs(r) for r in rows],
+            "provenance": [str(r.provenance) for r in rows],
+            "text": [resolve.config_of(r, pct).text() for r in rows]}
 
 
 def payload(db: Path, state: ViewState, catalog: Catalog) -> dict:
@@ -44,10 +44,10 @@ def payload(db: Path, state: ViewState, catalog: Catalog) -> dict:
         sides.append({
             "hardware": hw, "name": name, "pct": state.pct, "direction": metric.direction,
             "convert": {"scale": form[0], "power": form[1]} if form else None,
-            "data": _envelope(inputs.envelope(hw, False), state.pct),
-            "stricter": [[q, _envelope(inputs.envelope(hw, False, q), q)]
+            "data": _envelope(inputs, hw, False, None, state.pct),
+            "stricter": [[q, _envelope(inputs, hw, False, q, q)]
                          for q in resolve.STRICTER[state.pct]],
-            "projection": _envelope(inputs.envelope(hw, True), state.pct),
+            "projection": _envelope(inputs, hw, True, None, state.pct),
             "no_figure": {"reason": none[False, True][0], "fix": none[False, True][1]},
             "no_projection": {"reason": none[True,][0], "fix": none[True,][1]}})
     return {"metric": {"key": metric.key, "kind": metric.kind, "unit": metric.unit,

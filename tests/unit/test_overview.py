@@ -131,3 +131,10 @@ def test_at_in_the_link_is_parsed_and_bad_values_are_dropped_with_a_notice():
     assert state.at == (20.0, 50.0, 100.0)
     assert any("`x`" in n for n in notices)
     assert ViewState.from_query({})[0].at == (20.0, 50.0, 100.0, 200.0, 387.0)
+
+
+def test_a_sort_by_an_interactivity_not_read_at_is_dropped_with_a_notice():
+    state, notices = ViewState.from_query({"sort": ["75"]})
+    assert state.sort == "slice" and any("sort=75" in n for n in notices)
+    state, notices = ViewState.from_query({"sort": ["-75"], "at": ["75,150"]})
+    assert state.sort == "-75" and not notices
